@@ -1,0 +1,49 @@
+/**
+ * The decision fields the route path reads as one unit, published under the rule's seqlock.
+ * Writer: the worker evaluating the rule's tenant. Reader: the front thread, per route.
+ */
+import {
+  RF_FAILPROB_PRIMARY,
+  RF_FAILPROB_SECONDARY,
+  RF_PRIMARY_SHARE,
+  RI_DECISION_SOURCE,
+  RI_SEQ,
+  RULE_F64_STRIDE,
+  RULE_I32_STRIDE,
+  type DecisionSource,
+  type RuleSegmentViews,
+} from './layout.js';
+
+export interface DecisionFields {
+  primaryShare: number;
+  source: DecisionSource;
+  failProbPrimary: number; // NaN = null
+  failProbSecondary: number;
+}
+
+export function publishDecision(seg: RuleSegmentViews, i: number, d: DecisionFields): void {
+  const ib = i * RULE_I32_STRIDE;
+  const fb = i * RULE_F64_STRIDE;
+  Atomics.add(seg.ruleI32, ib + RI_SEQ, 1); // odd: write in progress
+  seg.ruleF64[fb + RF_PRIMARY_SHARE] = d.primaryShare;
+  seg.ruleF64[fb + RF_FAILPROB_PRIMARY] = d.failProbPrimary;
+  seg.ruleF64[fb + RF_FAILPROB_SECONDARY] = d.failProbSecondary;
+  seg.ruleI32[ib + RI_DECISION_SOURCE] = d.source;
+  Atomics.add(seg.ruleI32, ib + RI_SEQ, 1); // even: consistent
+}
+
+/** Reads a consistent snapshot into `out` (reused by the caller: no allocation per route). */
+export function readDecision(seg: RuleSegmentViews, i: number, out: DecisionFields): DecisionFields {
+  const ib = i * RULE_I32_STRIDE;
+  const fb = i * RULE_F64_STRIDE;
+  for (;;) {
+    const v1 = Atomics.load(seg.ruleI32, ib + RI_SEQ);
+    if ((v1 & 1) === 0) {
+      out.primaryShare = seg.ruleF64[fb + RF_PRIMARY_SHARE];
+      out.failProbPrimary = seg.ruleF64[fb + RF_FAILPROB_PRIMARY];
+      out.failProbSecondary = seg.ruleF64[fb + RF_FAILPROB_SECONDARY];
+      out.source = seg.ruleI32[ib + RI_DECISION_SOURCE] as DecisionSource;
+      if (Atomics.load(seg.ruleI32, ib + RI_SEQ) === v1) return out;
+    }
+  }
+}
