@@ -1,0 +1,33 @@
+/** The services a request handler may use, assembled once in main.ts. */
+import type { Config } from './config.js';
+import type { Ctx } from './http/endpoint.js';
+import type { Metrics } from './metrics/registry.js';
+import type { RuleService } from './rules/rule-service.js';
+import type { SharedTables } from './shared/tables.js';
+import type { Store } from './store/store.js';
+import type { TenantRegistry } from './tenants/registry.js';
+import type { Tenant } from './tenants/tenant.js';
+import type { RecordedOutcome } from './routing/outcome.js';
+
+/** What the HTTP layer needs from the engine (health evaluation and the tiers). */
+export interface EngineFacade {
+  running(): boolean;
+  /** Called after each recorded outcome; may request an early evaluation (fast path). */
+  outcomeRecorded(tenant: Tenant, outcome: RecordedOutcome): void;
+}
+
+export interface AppContext {
+  config: Config;
+  version: string;
+  store: Store;
+  tables: SharedTables;
+  tenants: TenantRegistry;
+  rules: RuleService;
+  metrics: Metrics;
+  engine: EngineFacade;
+}
+
+/** The tenant a request acts for: always the one its API key maps to. */
+export function tenantOf(app: AppContext, ctx: Ctx): Tenant {
+  return app.tenants.get(ctx.grant.tenantId);
+}

@@ -1,0 +1,110 @@
+/**
+ * Configuration from the environment, parsed and validated once at start. An invalid value
+ * stops the start with a message naming the variable (ConfigError).
+ */
+import { parseApiKeys, type ApiKeyTable } from './http/api-keys.js';
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  apiKeys: ApiKeyTable | null; // null = development mode, every request is tenant `default`
+  tier: 1 | 2 | 3;
+  shadowMode: boolean;
+  corsOrigins: string[]; // empty = CORS off; ['*'] = any origin
+  evalIntervalMs: number;
+  webhookAllowPrivate: boolean;
+  webhookTimeoutMs: number;
+  webhookBackoffMs: number[];
+  maxBodyBytes: number;
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, def: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return def;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `must be an integer, got "${raw}"`);
+  const n = Number(raw.trim());
+  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function bool(env: Env, name: string, def: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return def;
+  const v = raw.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+  if (['0', 'false', 'no', 'off'].includes(v)) return false;
+  throw new ConfigError(name, `must be one of true/false/1/0/yes/no/on/off, got "${raw}"`);
+}
+
+function list(env: Env, name: string): string[] {
+  const raw = env[name];
+  if (raw === undefined) return [];
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const tierRaw = env.SERVICE_TIER?.trim();
+  let tier: 1 | 2 | 3 = 3;
+  if (tierRaw !== undefined && tierRaw !== '') {
+    if (tierRaw !== '1' && tierRaw !== '2' && tierRaw !== '3') {
+      throw new ConfigError('SERVICE_TIER', `must be 1, 2 or 3, got "${tierRaw}"`);
+    }
+    tier = Number(tierRaw) as 1 | 2 | 3;
+  }
+  const host = (env.HOST ?? '').trim() || '0.0.0.0';
+  const corsOrigins = list(env, 'SERVICE_CORS_ORIGINS');
+  for (const o of corsOrigins) {
+    if (o !== '*' && !/^https?:\/\/[^/\s]+$/.test(o)) {
+      throw new ConfigError('SERVICE_CORS_ORIGINS', `"${o}" is not an origin like https://shop.example.com (no path) or *`);
+    }
+  }
+  let apiKeys: ApiKeyTable | null = null;
+  if (env.SERVICE_API_KEYS !== undefined && env.SERVICE_API_KEYS.trim() !== '') {
+    try {
+      apiKeys = parseApiKeys(env.SERVICE_API_KEYS);
+    } catch (e) {
+      throw new ConfigError('SERVICE_API_KEYS', (e as Error).message);
+    }
+  }
+  const backoff = list(env, 'SERVICE_WEBHOOK_BACKOFF_MS');
+  const webhookBackoffMs = backoff.length === 0 ? [1000, 2000, 4000] : backoff.map((b) => {
+    if (!/^\d+$/.test(b)) throw new ConfigError('SERVICE_WEBHOOK_BACKOFF_MS', `"${b}" is not an integer`);
+    return Number(b);
+  });
+  const logLevel = (env.SERVICE_LOG_LEVEL ?? 'info').trim().toLowerCase();
+  if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) {
+    throw new ConfigError('SERVICE_LOG_LEVEL', `must be debug, info, warn or error, got "${env.SERVICE_LOG_LEVEL}"`);
+  }
+  return {
+    port: int(env, 'PORT', 8000, 0, 65535),
+    host,
+    dataDir: (env.SERVICE_DATA_DIR ?? '').trim() || './data',
+    apiKeys,
+    tier,
+    shadowMode: bool(env, 'SERVICE_SHADOW_MODE', false),
+    corsOrigins,
+    evalIntervalMs: int(env, 'SERVICE_EVAL_INTERVAL_MS', 5000, 100, 600_000),
+    webhookAllowPrivate: bool(env, 'SERVICE_WEBHOOK_ALLOW_PRIVATE', false),
+    webhookTimeoutMs: int(env, 'SERVICE_WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+    webhookBackoffMs,
+    maxBodyBytes: int(env, 'SERVICE_MAX_BODY_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
+    logLevel: logLevel as Config['logLevel'],
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * The error catalog: every error the API returns has a stable machine code, an HTTP status
+ * and a message naming the field at fault. One serializer (`errorBody`) writes them all and
+ * never leaks internals of unexpected failures.
+ */
+
+export interface FieldIssue {
+  field: string; // JSON path of the offending field, e.g. "processors[1].countries[0]"
+  message: string;
+}
+
+export const ErrorCodes = {
+  MALFORMED_JSON: 400,
+  BAD_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  ROUTING_NO_MATCH: 404,
+  RULE_NOT_FOUND: 404,
+  TENANT_NOT_FOUND: 404,
+  WEBHOOK_NOT_FOUND: 404,
+  DELIVERY_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  RULE_ALREADY_EXISTS: 409,
+  ONBOARDING_CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  VALIDATION_FAILED: 422,
+  LIMIT_EXCEEDED: 422,
+  RATE_LIMITED: 429,
+  INTERNAL_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ErrorCodes;
+
+export class ServiceError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly fields?: FieldIssue[],
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.name = 'ServiceError';
+    this.status = ErrorCodes[code];
+  }
+}
+
+export const errors = {
+  malformedJson: (detail: string) => new ServiceError('MALFORMED_JSON', `request body is not valid JSON: ${detail}`, [{ field: 'body', message: detail }]),
+  validation: (fields: FieldIssue[]) =>
+    new ServiceError(
+      'VALIDATION_FAILED',
+      fields.length === 1
+        ? `invalid field "${fields[0].field}": ${fields[0].message}`
+        : `invalid fields: ${fields.map((f) => `"${f.field}"`).join(', ')}`,
+      fields,
+    ),
+  field: (field: string, message: string) => errors.validation([{ field, message }]),
+  unauthorized: (missing: boolean) =>
+    new ServiceError('UNAUTHORIZED', missing ? 'missing X-API-Key header' : 'invalid API key', [
+      { field: 'X-API-Key', message: missing ? 'header is required' : 'not a configured key' },
+    ]),
+  notFound: (what = 'resource') => new ServiceError('NOT_FOUND', `${what} not found`),
+  ruleNotFound: (ruleId: string) => new ServiceError('RULE_NOT_FOUND', `rule "${ruleId}" not found`, [{ field: 'rule_id', message: 'no such rule' }]),
+  noMatch: () => new ServiceError('ROUTING_NO_MATCH', 'no routing rule matches this transaction'),
+  tenantNotFound: (id: string) => new ServiceError('TENANT_NOT_FOUND', `tenant "${id}" not found`, [{ field: 'tenant_id', message: 'no such tenant' }]),
+  methodNotAllowed: (method: string, allowed: string[]) =>
+    new ServiceError('METHOD_NOT_ALLOWED', `method ${method} is not allowed here; allowed: ${allowed.join(', ')}`, undefined, {
+      Allow: allowed.join(', '),
+    }),
+  ruleExists: (ruleId: string) =>
+    new ServiceError('RULE_ALREADY_EXISTS', `rule "${ruleId}" already exists`, [{ field: 'rule_id', message: 'already exists' }]),
+  rulesExist: (ruleIds: string[]) =>
+    new ServiceError(
+      'ONBOARDING_CONFLICT',
+      `${ruleIds.length} generated rule id(s) already exist: ${ruleIds.slice(0, 10).join(', ')}${ruleIds.length > 10 ? ', ...' : ''}; nothing was created`,
+      ruleIds.map((id) => ({ field: 'rule_id', message: `rule "${id}" already exists` })),
+    ),
+  tooLarge: (limit: number) => new ServiceError('PAYLOAD_TOO_LARGE', `request body exceeds ${limit} bytes`, [{ field: 'body', message: `larger than ${limit} bytes` }]),
+  limit: (field: string, message: string) => new ServiceError('LIMIT_EXCEEDED', message, [{ field, message }]),
+  unavailable: (message: string) => new ServiceError('SERVICE_UNAVAILABLE', message, undefined, { 'Retry-After': '1' }),
+  internal: () => new ServiceError('INTERNAL_ERROR', 'internal error'),
+};
+
+/** The single error serializer. Unexpected errors become a generic 500 with no internals. */
+export function errorBody(err: unknown): { status: number; body: string; headers?: Record<string, string> } {
+  const e = err instanceof ServiceError ? err : errors.internal();
+  const payload: Record<string, unknown> = { code: e.code, message: e.message, status: e.status };
+  if (e.fields && e.fields.length > 0) payload.fields = e.fields;
+  return { status: e.status, body: JSON.stringify({ error: payload }), headers: e.headers };
+}

@@ -1,0 +1,57 @@
+/**
+ * SERVICE_API_KEYS: comma-separated entries, each one of
+ *   <api_key>                 legacy form, tenant `default`
+ *   <api_key>:<tenant_id>     the key's tenant
+ *   <api_key>:<tenant_id>:admin   the key's tenant, and it may read every tenant (/v1/tenants)
+ * Keys are looked up by their SHA-256 digest and confirmed with timingSafeEqual, so the time
+ * a lookup takes does not depend on how much of a guessed key is right.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+
+export interface KeyGrant {
+  tenantId: string;
+  admin: boolean;
+}
+
+export interface ApiKeyTable {
+  lookup(key: string): KeyGrant | null;
+  tenants(): string[];
+}
+
+export const TENANT_ID_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+
+function digest(key: string): Buffer {
+  return createHash('sha256').update(key, 'utf8').digest();
+}
+
+export function parseApiKeys(raw: string): ApiKeyTable {
+  const byDigest = new Map<string, { d: Buffer; grant: KeyGrant }>();
+  const tenants = new Set<string>();
+  for (const entry of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const parts = entry.split(':');
+    if (parts.length > 3) throw new Error(`entry #${byDigest.size + 1} has too many ':' separators`);
+    const [key, tenant = 'default', flag] = parts;
+    if (!key) throw new Error(`entry #${byDigest.size + 1} has an empty key`);
+    if (!TENANT_ID_PATTERN.test(tenant)) {
+      throw new Error(`tenant id "${tenant}" must be 1-64 characters of letters, digits, '_', '.', '-'`);
+    }
+    if (flag !== undefined && flag !== 'admin') throw new Error(`unknown key flag "${flag}" (only "admin")`);
+    const d = digest(key);
+    const id = d.toString('base64');
+    if (byDigest.has(id) && byDigest.get(id)!.grant.tenantId !== tenant) {
+      throw new Error('the same key is mapped to two tenants');
+    }
+    byDigest.set(id, { d, grant: { tenantId: tenant, admin: flag === 'admin' } });
+    tenants.add(tenant);
+  }
+  if (byDigest.size === 0) throw new Error('no keys');
+  return {
+    lookup(key: string): KeyGrant | null {
+      const d = digest(key);
+      const hit = byDigest.get(d.toString('base64'));
+      if (!hit || !timingSafeEqual(hit.d, d)) return null;
+      return hit.grant;
+    },
+    tenants: () => [...tenants],
+  };
+}

@@ -1,0 +1,57 @@
+/**
+ * Writing responses on uWS. Every write is corked (one syscall) and skipped if the client
+ * has gone; status lines are precomputed.
+ */
+import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
+
+const STATUS_TEXT: Record<number, string> = {
+  200: '200 OK',
+  201: '201 Created',
+  202: '202 Accepted',
+  204: '204 No Content',
+  400: '400 Bad Request',
+  401: '401 Unauthorized',
+  403: '403 Forbidden',
+  404: '404 Not Found',
+  405: '405 Method Not Allowed',
+  409: '409 Conflict',
+  413: '413 Payload Too Large',
+  422: '422 Unprocessable Entity',
+  429: '429 Too Many Requests',
+  500: '500 Internal Server Error',
+  503: '503 Service Unavailable',
+};
+
+export function statusLine(status: number): string {
+  return STATUS_TEXT[status] ?? `${status} Status`;
+}
+
+/** Per-request response state the router tracks. */
+export interface ResponseState {
+  aborted: boolean;
+  done: boolean;
+  corsOrigin: string | null; // the allowed Origin to echo, if any
+}
+
+export function send(
+  res: HttpResponse,
+  state: ResponseState,
+  status: number,
+  body: string | Buffer,
+  contentType = 'application/json',
+  headers?: Record<string, string>,
+  closeConnection = false,
+): void {
+  if (state.aborted || state.done) return;
+  state.done = true;
+  res.cork(() => {
+    res.writeStatus(statusLine(status));
+    res.writeHeader('Content-Type', contentType);
+    if (state.corsOrigin !== null) {
+      res.writeHeader('Access-Control-Allow-Origin', state.corsOrigin);
+      res.writeHeader('Vary', 'Origin');
+    }
+    if (headers) for (const k in headers) res.writeHeader(k, headers[k]);
+    res.end(body, closeConnection);
+  });
+}

@@ -1,0 +1,93 @@
+/**
+ * Liveness, metrics and documentation. Swagger UI and ReDoc are served from the installed
+ * npm packages (no CDN: the service may run with no internet access).
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../app-context.js';
+import { errors } from '../../errors.js';
+import { endpoint, type Endpoint } from '../endpoint.js';
+
+const require = createRequire(import.meta.url);
+
+/** Files served under /docs/ and /redoc/, by name (an allow-list: no path traversal). */
+function assetTable(): Map<string, { path: string; type: string }> {
+  const swagger = dirname(require.resolve('swagger-ui-dist/package.json'));
+  const redoc = dirname(require.resolve('redoc/package.json'));
+  return new Map([
+    ['docs/swagger-ui.css', { path: join(swagger, 'swagger-ui.css'), type: 'text/css' }],
+    ['docs/swagger-ui-bundle.js', { path: join(swagger, 'swagger-ui-bundle.js'), type: 'application/javascript' }],
+    ['docs/favicon-32x32.png', { path: join(swagger, 'favicon-32x32.png'), type: 'image/png' }],
+    ['redoc/redoc.standalone.js', { path: join(redoc, 'bundles', 'redoc.standalone.js'), type: 'application/javascript' }],
+  ]);
+}
+
+const SWAGGER_HTML = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Payment Routing Engine · API docs</title>
+<link rel="stylesheet" href="/docs/swagger-ui.css"><link rel="icon" href="/docs/favicon-32x32.png"></head>
+<body><div id="swagger-ui"></div><script src="/docs/swagger-ui-bundle.js"></script>
+<script>window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', deepLinking: true });</script>
+</body></html>`;
+
+const REDOC_HTML = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Payment Routing Engine · API reference</title></head>
+<body><redoc spec-url="/openapi.json"></redoc><script src="/redoc/redoc.standalone.js"></script></body></html>`;
+
+export function rootEndpoints(app: AppContext, openApi: () => unknown): Endpoint[] {
+  const assets = assetTable();
+  const cache = new Map<string, Buffer>();
+  const asset = (name: string) => {
+    const a = assets.get(name);
+    if (!a) throw errors.notFound(`asset ${name}`);
+    let buf = cache.get(name);
+    if (!buf) {
+      buf = readFileSync(a.path);
+      cache.set(name, buf);
+    }
+    return { status: 200, body: buf, contentType: a.type, headers: { 'Cache-Control': 'public, max-age=86400' } };
+  };
+  let openApiText: string | null = null;
+  const metrics = async () => ({
+    status: 200,
+    body: await app.metrics.registry.metrics(),
+    contentType: app.metrics.registry.contentType,
+  });
+  const html = (text: string) => () => ({ status: 200, body: text, contentType: 'text/html; charset=utf-8' });
+  const hidden = { summary: '', tag: 'Docs', hidden: true, responses: {} };
+  return [
+    endpoint({
+      method: 'GET',
+      path: '/',
+      auth: false,
+      handler: () => ({ status: 200, body: { service: 'payment-routing-engine', version: app.version } }),
+      doc: {
+        summary: 'Liveness',
+        tag: 'Service',
+        responses: { 200: { description: 'the service answers', schema: Type.Object({ service: Type.String(), version: Type.String() }) } },
+      },
+    }),
+    endpoint({
+      method: 'GET',
+      path: '/metrics/',
+      auth: false,
+      handler: metrics,
+      doc: { summary: 'Prometheus metrics (public)', tag: 'Monitoring', responses: { 200: { description: 'text exposition format' } } },
+    }),
+    endpoint({ method: 'GET', path: '/metrics', auth: false, handler: metrics, doc: hidden }),
+    endpoint({
+      method: 'GET',
+      path: '/openapi.json',
+      auth: false,
+      handler: () => ({ status: 200, body: (openApiText ??= JSON.stringify(openApi())) }),
+      doc: { summary: 'This OpenAPI document', tag: 'Docs', responses: { 200: { description: 'OpenAPI 3.1' } } },
+    }),
+    endpoint({ method: 'GET', path: '/docs', auth: false, handler: html(SWAGGER_HTML), doc: hidden }),
+    endpoint({ method: 'GET', path: '/docs/', auth: false, handler: html(SWAGGER_HTML), doc: hidden }),
+    endpoint({ method: 'GET', path: '/docs/{file}', auth: false, handler: (ctx) => asset(`docs/${ctx.params.file}`), doc: hidden }),
+    endpoint({ method: 'GET', path: '/redoc', auth: false, handler: html(REDOC_HTML), doc: hidden }),
+    endpoint({ method: 'GET', path: '/redoc/', auth: false, handler: html(REDOC_HTML), doc: hidden }),
+    endpoint({ method: 'GET', path: '/redoc/{file}', auth: false, handler: (ctx) => asset(`redoc/${ctx.params.file}`), doc: hidden }),
+  ];
+}

@@ -1,0 +1,66 @@
+/** POST /v1/route and POST /v1/outcome: the hot path (spec 2.1-2.3, 4.1). */
+import { tenantOf, type AppContext } from '../../app-context.js';
+import { errors } from '../../errors.js';
+import { decide, matchRule } from '../../routing/decide.js';
+import { CLASSIFICATION_NAMES, recordReportedOutcome } from '../../routing/outcome.js';
+import { compile, ErrorSchema } from '../../schemas/common.js';
+import { OutcomeAccepted, OutcomeReport, RouteDecision, RouteRequest } from '../../schemas/routing.js';
+import { endpoint, type Endpoint } from '../endpoint.js';
+
+const routeRequest = compile(RouteRequest);
+const outcomeReport = compile(OutcomeReport);
+
+export function routingEndpoints(app: AppContext): Endpoint[] {
+  return [
+    endpoint({
+      method: 'POST',
+      path: '/v1/route',
+      auth: true,
+      body: routeRequest,
+      handler: (ctx, body) => {
+        const tenant = tenantOf(app, ctx);
+        const rule = matchRule(tenant, body);
+        if (!rule) throw errors.noMatch();
+        const decision = decide(app.tables, rule, Math.random());
+        tenant.counters.routed++;
+        app.metrics.routed.inc();
+        return { status: 200, body: decision };
+      },
+      doc: {
+        summary: 'Choose the processor for a payment',
+        tag: 'Routing',
+        description:
+          'Matches the most specific rule and picks a processor by its current weights. Also returns `rule_id` to report back with the outcome.',
+        responses: {
+          200: { description: 'the routing decision', schema: RouteDecision },
+          404: { description: 'no rule matches', schema: ErrorSchema },
+          422: { description: 'invalid fields', schema: ErrorSchema },
+        },
+      },
+    }),
+    endpoint({
+      method: 'POST',
+      path: '/v1/outcome',
+      auth: true,
+      body: outcomeReport,
+      handler: (ctx, body) => {
+        const tenant = tenantOf(app, ctx);
+        const recorded = recordReportedOutcome(app.tables, tenant, body, Date.now());
+        tenant.counters.reported++;
+        app.metrics.reported.inc();
+        app.engine.outcomeRecorded(tenant, recorded);
+        return { status: 202, body: { status: 'accepted', classification: CLASSIFICATION_NAMES[recorded.kind] } };
+      },
+      doc: {
+        summary: 'Report how a payment went',
+        tag: 'Routing',
+        description:
+          'Failed outcomes are classified by error_code: issuer declines count against the success rate only; technical errors (timeouts, 5xx, network, no code) count as processor errors.',
+        responses: {
+          202: { description: 'recorded', schema: OutcomeAccepted },
+          422: { description: 'invalid fields, unknown rule_id, or processor not in the rule', schema: ErrorSchema },
+        },
+      },
+    }),
+  ];
+}

@@ -1,0 +1,65 @@
+/** /v1/rules: create, list, delete (spec 2.4, 4.2). */
+import { Type } from '@sinclair/typebox';
+import { tenantOf, type AppContext } from '../../app-context.js';
+import { errors } from '../../errors.js';
+import { compile, ErrorSchema, ID_PATTERN, MAX_ID_LENGTH } from '../../schemas/common.js';
+import { Deleted, RuleInput, RuleOutput } from '../../schemas/rules.js';
+import { ruleOutput } from '../../rules/rule-service.js';
+import { endpoint, type Endpoint } from '../endpoint.js';
+
+const ruleInput = compile(RuleInput);
+const idPattern = new RegExp(ID_PATTERN);
+
+export function checkPathId(field: string, value: string): string {
+  if (value.length === 0 || value.length > MAX_ID_LENGTH || !idPattern.test(value)) {
+    throw errors.field(field, `must be 1-${MAX_ID_LENGTH} characters of letters, digits, '_', '.', ':', '-'`);
+  }
+  return value;
+}
+
+export function ruleEndpoints(app: AppContext): Endpoint[] {
+  return [
+    endpoint({
+      method: 'GET',
+      path: '/v1/rules',
+      auth: true,
+      handler: (ctx) => ({ status: 200, body: app.rules.list(tenantOf(app, ctx)).map(ruleOutput) }),
+      doc: { summary: 'List routing rules', tag: 'Rules', responses: { 200: { description: 'the tenant\'s rules', schema: Type.Array(RuleOutput) } } },
+    }),
+    endpoint({
+      method: 'POST',
+      path: '/v1/rules',
+      auth: true,
+      body: ruleInput,
+      handler: async (ctx, body) => {
+        const record = await app.rules.create(tenantOf(app, ctx), body);
+        return { status: 201, body: ruleOutput(record) };
+      },
+      doc: {
+        summary: 'Create a routing rule',
+        tag: 'Rules',
+        description: 'Attributes shorter than 6 are padded with `*`. Names default to ids, primary_weight to 0.9; secondary_weight is 1 − primary_weight.',
+        responses: {
+          201: { description: 'the created rule', schema: RuleOutput },
+          409: { description: 'a rule with this id exists', schema: ErrorSchema },
+          422: { description: 'invalid fields', schema: ErrorSchema },
+        },
+      },
+    }),
+    endpoint({
+      method: 'DELETE',
+      path: '/v1/rules/{rule_id}',
+      auth: true,
+      handler: async (ctx) => {
+        const id = checkPathId('rule_id', ctx.params.rule_id);
+        await app.rules.remove(tenantOf(app, ctx), id);
+        return { status: 200, body: { deleted: id } };
+      },
+      doc: {
+        summary: 'Delete a routing rule',
+        tag: 'Rules',
+        responses: { 200: { description: 'deleted', schema: Deleted }, 404: { description: 'no such rule', schema: ErrorSchema } },
+      },
+    }),
+  ];
+}

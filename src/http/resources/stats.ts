@@ -1,0 +1,46 @@
+/** GET /v1/stats (spec 2.8). */
+import { Type } from '@sinclair/typebox';
+import { tenantOf, type AppContext } from '../../app-context.js';
+import { tierOf } from '../../tenants/tenant.js';
+import { endpoint, type Endpoint } from '../endpoint.js';
+
+export const EngineStats = Type.Object(
+  {
+    transactions_routed: Type.Integer(),
+    transactions_reported: Type.Integer(),
+    failover_events: Type.Integer(),
+    running: Type.Boolean(),
+    shadow_mode: Type.Boolean(),
+    tier: Type.Integer({ minimum: 1, maximum: 3 }),
+    trie: Type.Object({ total_nodes: Type.Integer(), total_rules: Type.Integer() }),
+    bandit: Type.Object({ rule_count: Type.Integer({ description: 'rules whose traffic the bandit currently allocates' }) }),
+  },
+  { $id: 'EngineStats' },
+);
+
+export function statsEndpoints(app: AppContext, banditRuleCount: (tenantId: string) => number): Endpoint[] {
+  return [
+    endpoint({
+      method: 'GET',
+      path: '/v1/stats',
+      auth: true,
+      handler: (ctx) => {
+        const t = tenantOf(app, ctx);
+        return {
+          status: 200,
+          body: {
+            transactions_routed: t.counters.routed,
+            transactions_reported: t.counters.reported,
+            failover_events: t.counters.failovers,
+            running: app.engine.running(),
+            shadow_mode: t.settings.shadowMode,
+            tier: tierOf(t.settings),
+            trie: { total_nodes: t.trie.totalNodes, total_rules: t.trie.totalRules },
+            bandit: { rule_count: banditRuleCount(t.id) },
+          },
+        };
+      },
+      doc: { summary: 'Engine statistics of the caller\'s tenant', tag: 'Monitoring', responses: { 200: { description: 'statistics', schema: EngineStats } } },
+    }),
+  ];
+}

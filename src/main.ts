@@ -1,0 +1,38 @@
+/** Process entry point: start the service, stop it gracefully on SIGTERM/SIGINT. */
+import { ConfigError, loadConfig } from './config.js';
+import { log } from './log.js';
+import { startService } from './service.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`configuration error: ${e.message}\n`);
+      process.exit(2);
+    }
+    throw e;
+  }
+  const service = await startService(config);
+  let signalled = false;
+  const onSignal = (sig: string) => {
+    if (signalled) return;
+    signalled = true;
+    log.info('stopping', { signal: sig });
+    service.stop().then(
+      () => process.exit(0),
+      (e) => {
+        log.error('stop failed', { err: String(e) });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
+}
+
+main().catch((e) => {
+  log.error('start failed', { err: String((e as Error)?.stack ?? e) });
+  process.exit(1);
+});

@@ -1,0 +1,61 @@
+/**
+ * The route decision (front thread, per request): trie walk, one seqlocked read of the
+ * rule's decision fields, one random draw. No await, no store access, no message to another
+ * thread.
+ */
+import { readDecision, type DecisionFields } from '../shared/decision.js';
+import { DECISION_SOURCE_NAMES, DecisionSource, RULE_MASK, RULE_SHIFT } from '../shared/layout.js';
+import type { SharedTables } from '../shared/tables.js';
+import type { RouteRequest } from '../schemas/routing.js';
+import type { LiveRule, Tenant } from '../tenants/tenant.js';
+import { deriveAmountTier } from './amount-tier.js';
+import { WILDCARD } from './attributes.js';
+
+export interface RouteDecision {
+  processor_id: string;
+  weight: number;
+  fallback_processor_id: string;
+  decision_source: (typeof DECISION_SOURCE_NAMES)[number];
+  failure_probability: number | null;
+  rule_id: string;
+}
+
+// Reused across calls: the front thread is single-threaded and decide() is synchronous.
+const values: (string | null)[] = [null, null, null, null, null, null];
+const fields: DecisionFields = { primaryShare: 1, source: DecisionSource.Rules, failProbPrimary: NaN, failProbSecondary: NaN };
+
+/** Normalizes the request into trie values; null = the transaction has no value there. */
+export function transactionValues(req: RouteRequest): (string | null)[] {
+  values[0] = req.country.toUpperCase();
+  values[1] = req.currency.toUpperCase();
+  values[2] = req.payment_method ?? 'card';
+  const card = req.card_type?.toLowerCase();
+  values[3] = card && card !== WILDCARD ? card : null;
+  values[4] = req.transaction_type ?? 'one_time';
+  values[5] = req.amount_tier ?? deriveAmountTier(req.amount);
+  return values;
+}
+
+export function matchRule(tenant: Tenant, req: RouteRequest): LiveRule | undefined {
+  return tenant.trie.match(transactionValues(req));
+}
+
+export function decide(tables: SharedTables, rule: LiveRule, random: number): RouteDecision {
+  const rec = rule.record;
+  readDecision(tables.ruleSegs[rule.slot >> RULE_SHIFT], rule.slot & RULE_MASK, fields);
+  const share = fields.primaryShare;
+  const pickPrimary = random < share;
+  const fp = pickPrimary ? fields.failProbPrimary : fields.failProbSecondary;
+  return {
+    processor_id: pickPrimary ? rec.primary_id : rec.secondary_id,
+    weight: round4(pickPrimary ? share : 1 - share),
+    fallback_processor_id: pickPrimary ? rec.secondary_id : rec.primary_id,
+    decision_source: DECISION_SOURCE_NAMES[fields.source] ?? 'rules',
+    failure_probability: Number.isNaN(fp) ? null : round4(fp),
+    rule_id: rec.rule_id,
+  };
+}
+
+function round4(x: number): number {
+  return Math.round(x * 10000) / 10000;
+}

@@ -1,0 +1,59 @@
+/**
+ * Recording an outcome (front thread, per request): classify, add to the processor's window,
+ * update its consecutive-technical-failure run. The 202 does not wait for any other thread.
+ */
+import { classifyOutcome } from '../engine/classify.js';
+import { errors } from '../errors.js';
+import {
+  RI_RUN_PRIMARY,
+  RI_RUN_SECONDARY,
+  RI_WINDOW_PRIMARY,
+  RI_WINDOW_SECONDARY,
+  RULE_I32_STRIDE,
+  RULE_MASK,
+  RULE_SHIFT,
+  WINDOW_MASK,
+  WINDOW_SHIFT,
+} from '../shared/layout.js';
+import type { SharedTables } from '../shared/tables.js';
+import { OutcomeKind, recordOutcome } from '../shared/window.js';
+import type { OutcomeReport } from '../schemas/routing.js';
+import type { LiveRule, Tenant } from '../tenants/tenant.js';
+
+export const CLASSIFICATION_NAMES = ['success', 'decline', 'technical_error', 'technical_error'] as const;
+
+export interface RecordedOutcome {
+  rule: LiveRule;
+  kind: OutcomeKind;
+  /** Length of the processor's current run of technical failures (0 after any other outcome). */
+  run: number;
+}
+
+export function recordReportedOutcome(tables: SharedTables, tenant: Tenant, report: OutcomeReport, nowMs: number): RecordedOutcome {
+  const rule = tenant.rules.get(report.rule_id);
+  if (!rule) throw errors.field('rule_id', `no rule "${report.rule_id}" in this tenant`);
+  const rec = rule.record;
+  let k: 0 | 1;
+  if (report.processor_id === rec.primary_id) k = 0;
+  else if (report.processor_id === rec.secondary_id) k = 1;
+  else throw errors.field('processor_id', `processor "${report.processor_id}" is not part of rule "${rec.rule_id}"`);
+
+  const kind = classifyOutcome(report.success, report.error_code, tenant.errorCodes);
+  const seg = tables.ruleSegs[rule.slot >> RULE_SHIFT];
+  const ib = (rule.slot & RULE_MASK) * RULE_I32_STRIDE;
+  const windowField = k === 0 ? RI_WINDOW_PRIMARY : RI_WINDOW_SECONDARY;
+  let w = seg.ruleI32[ib + windowField];
+  if (w < 0) {
+    w = tables.allocWindow();
+    seg.ruleI32[ib + windowField] = w;
+    // A self-fallback rule has one processor: both sides share its window.
+    if (rec.primary_id === rec.secondary_id) seg.ruleI32[ib + (k === 0 ? RI_WINDOW_SECONDARY : RI_WINDOW_PRIMARY)] = w;
+  }
+  recordOutcome(tables.windowSegs[w >> WINDOW_SHIFT], w & WINDOW_MASK, nowMs, kind, report.latency_ms);
+
+  const runField = ib + (k === 0 ? RI_RUN_PRIMARY : RI_RUN_SECONDARY);
+  let run = 0;
+  if (kind === OutcomeKind.TechError || kind === OutcomeKind.Timeout) run = Atomics.add(seg.ruleI32, runField, 1) + 1;
+  else Atomics.store(seg.ruleI32, runField, 0);
+  return { rule, kind, run };
+}

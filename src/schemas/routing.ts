@@ -1,0 +1,56 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { AMOUNT_TIERS } from '../routing/amount-tier.js';
+import { Id, Name, Nullable, MAX_ID_LENGTH } from './common.js';
+
+export const PAYMENT_METHODS = ['card', 'bank_transfer', 'wallet', 'bnpl'] as const;
+export const TRANSACTION_TYPES = ['one_time', 'recurring', 'subscription'] as const;
+
+export const RouteRequest = Type.Object(
+  {
+    country: Type.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2, case-insensitive' }),
+    currency: Type.String({ pattern: '^[A-Za-z]{3}$', description: 'ISO 4217, case-insensitive' }),
+    payment_method: Type.Optional(Type.Union(PAYMENT_METHODS.map((m) => Type.Literal(m)), { default: 'card' })),
+    card_type: Type.Optional(Type.String({ minLength: 1, maxLength: 64, default: '*', description: 'e.g. visa, mastercard, amex' })),
+    transaction_type: Type.Optional(Type.Union(TRANSACTION_TYPES.map((m) => Type.Literal(m)), { default: 'one_time' })),
+    amount: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1e15, description: 'transaction amount' }))),
+    amount_tier: Type.Optional(
+      Nullable(Type.Union(AMOUNT_TIERS.map((t) => Type.Literal(t)), { description: 'derived from amount when omitted' })),
+    ),
+  },
+  { $id: 'RoutingRequest' },
+);
+export type RouteRequest = Static<typeof RouteRequest>;
+
+export const RouteDecision = Type.Object(
+  {
+    processor_id: Type.String(),
+    weight: Type.Number({ minimum: 0, maximum: 1, description: 'share of this rule\'s traffic the chosen processor currently receives' }),
+    fallback_processor_id: Type.String(),
+    decision_source: Type.Union([Type.Literal('rules'), Type.Literal('prediction'), Type.Literal('mab')]),
+    failure_probability: Nullable(Type.Number({ minimum: 0, maximum: 1 })),
+    rule_id: Type.String({ description: 'the matched rule; report it back with the outcome' }),
+  },
+  { $id: 'RoutingDecision' },
+);
+
+export const OutcomeReport = Type.Object(
+  {
+    rule_id: Id('rule that was used'),
+    processor_id: Id('processor that handled the transaction'),
+    success: Type.Boolean(),
+    latency_ms: Type.Number({ minimum: 0, maximum: 3_600_000, description: 'end-to-end latency in milliseconds' }),
+    error_code: Type.Optional(Nullable(Type.String({ maxLength: MAX_ID_LENGTH, description: 'processor error code, when failed' }))),
+  },
+  { $id: 'OutcomeReport' },
+);
+export type OutcomeReport = Static<typeof OutcomeReport>;
+
+export const OutcomeAccepted = Type.Object(
+  {
+    status: Type.Literal('accepted'),
+    classification: Type.Union([Type.Literal('success'), Type.Literal('decline'), Type.Literal('technical_error')]),
+  },
+  { $id: 'OutcomeAccepted' },
+);
+
+export { Name };

@@ -1,0 +1,87 @@
+/**
+ * Start order: config → store → shared tables → tenants and rules → engine → HTTP.
+ * Stop order (SIGTERM/SIGINT): stop accepting, answer in-flight requests, stop the engine,
+ * flush and close the store.
+ */
+import { readFileSync } from 'node:fs';
+import uws from '@trufflesuite/uws-js-unofficial';
+import type { AppContext, EngineFacade } from './app-context.js';
+import { loadConfig, type Config } from './config.js';
+import { CorsPolicy } from './http/cors.js';
+import type { Endpoint } from './http/endpoint.js';
+import { rootEndpoints } from './http/resources/root.js';
+import { routingEndpoints } from './http/resources/routing.js';
+import { ruleEndpoints } from './http/resources/rules.js';
+import { statsEndpoints } from './http/resources/stats.js';
+import { Router } from './http/router.js';
+import { log, setLogLevel } from './log.js';
+import { Metrics } from './metrics/registry.js';
+import { RuleService } from './rules/rule-service.js';
+import { buildOpenApi } from './schemas/openapi.js';
+import { SharedTables } from './shared/tables.js';
+import { LmdbStore } from './store/lmdb-store.js';
+import { TenantRegistry } from './tenants/registry.js';
+import { settingsForTier } from './tenants/tenant.js';
+
+export const MAX_RULES_PER_TENANT = 200_000;
+
+export interface RunningService {
+  port: number;
+  app: AppContext;
+  stop(): Promise<void>;
+}
+
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+export async function startService(config: Config = loadConfig()): Promise<RunningService> {
+  setLogLevel(config.logLevel);
+  const store = new LmdbStore(config.dataDir);
+  const tables = new SharedTables();
+  const configuredTenants = config.apiKeys ? config.apiKeys.tenants() : ['default'];
+  const tenants = new TenantRegistry(configuredTenants, settingsForTier(config.tier, config.shadowMode));
+  const metrics = new Metrics();
+
+  const engine: EngineFacade = { running: () => false, outcomeRecorded: () => {} };
+  const rules = new RuleService(store, tables, tenants, { release: (_t, slot) => tables.freeRule(slot) }, MAX_RULES_PER_TENANT);
+  const app: AppContext = { config, version: packageVersion(), store, tables, tenants, rules, metrics, engine };
+  const loaded = rules.load();
+
+  metrics.gauge('service_store_connected', 'backing-store connectivity, 0 or 1', [], (g) => g.set(store.connected() ? 1 : 0));
+
+  const endpoints: Endpoint[] = [];
+  endpoints.push(
+    ...rootEndpoints(app, () => buildOpenApi(endpoints, app.version, config.apiKeys !== null)),
+    ...routingEndpoints(app),
+    ...ruleEndpoints(app),
+    ...statsEndpoints(app, () => 0),
+  );
+
+  const router = new Router({
+    apiKeys: config.apiKeys,
+    cors: new CorsPolicy(config.corsOrigins),
+    maxBodyBytes: config.maxBodyBytes,
+    observe: (m, p, s, secs) => metrics.observeRequest(m, p, s, secs),
+    onInternalError: (err, method, path) => log.error('unhandled error', { method, path, err: String((err as Error)?.stack ?? err) }),
+  });
+  const server = uws.App();
+  router.mount(server, endpoints);
+
+  const listenSocket = await new Promise<uws.us_listen_socket>((resolve, reject) => {
+    server.listen(config.host, config.port, (sock) => (sock ? resolve(sock) : reject(new Error(`cannot listen on ${config.host}:${config.port}`))));
+  });
+  const port = uws.us_socket_local_port(listenSocket);
+  log.info('service started', { host: config.host, port, rules: loaded, tenants: configuredTenants.length, auth: config.apiKeys !== null });
+
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      uws.us_listen_socket_close(listenSocket);
+      await Promise.race([router.drain(), new Promise((r) => setTimeout(r, 10_000))]);
+      await store.close();
+      log.info('service stopped');
+    })());
+  return { port, app, stop };
+}

@@ -1,0 +1,141 @@
+/**
+ * The embedded LMDB store (lmdb-js). One environment under SERVICE_DATA_DIR, one named
+ * database per collection or log, keys ordered as [tenantId, id] (or [tenantId, atMs, seq]).
+ * Writes are committed with fsync before their promise resolves (overlappingSync off), so an
+ * acknowledged write survives both a process kill and a machine crash.
+ */
+import { mkdirSync } from 'node:fs';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import type { Collection, Log, Store, WriteBatch } from './store.js';
+
+const MAX_KEY = '\uffff';
+
+type AnyDb = Database<unknown, (string | number)[]>;
+
+class LmdbCollection<V> implements Collection<V> {
+  constructor(readonly db: AnyDb) {}
+  get(tenantId: string, id: string): V | undefined {
+    return this.db.get([tenantId, id]) as V | undefined;
+  }
+  *list(tenantId: string): Iterable<{ id: string; value: V }> {
+    for (const { key, value } of this.db.getRange({ start: [tenantId], end: [tenantId, MAX_KEY] })) {
+      yield { id: key[1] as string, value: value as V };
+    }
+  }
+  *listAll(): Iterable<{ tenantId: string; id: string; value: V }> {
+    for (const { key, value } of this.db.getRange({})) {
+      yield { tenantId: key[0] as string, id: key[1] as string, value: value as V };
+    }
+  }
+  async put(tenantId: string, id: string, value: V): Promise<void> {
+    await this.db.put([tenantId, id], value);
+  }
+  async remove(tenantId: string, id: string): Promise<boolean> {
+    return this.db.remove([tenantId, id]);
+  }
+}
+
+class LmdbLog<V> implements Log<V> {
+  private seq = 0;
+  constructor(readonly db: AnyDb) {}
+  async append(tenantId: string, atMs: number, value: V): Promise<string> {
+    // seq breaks ties between entries of the same millisecond; it restarts at 0 after a
+    // restart, which cannot collide because atMs has moved on by then.
+    const key = [tenantId, atMs, this.seq++ % 1_000_000];
+    await this.db.put(key, value);
+    return encodeKey(key[1] as number, key[2] as number);
+  }
+  newest(tenantId: string, limit: number, beforeKey?: string): { key: string; value: V }[] {
+    const before = beforeKey ? decodeKey(beforeKey) : null;
+    const start = before ? [tenantId, before[0], before[1]] : [tenantId, Number.MAX_SAFE_INTEGER];
+    const out: { key: string; value: V }[] = [];
+    for (const { key, value } of this.db.getRange({ start, end: [tenantId, -1], reverse: true, limit: limit + 1 })) {
+      const k = encodeKey(key[1] as number, key[2] as number);
+      if (k === beforeKey) continue;
+      out.push({ key: k, value: value as V });
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+  count(tenantId: string): number {
+    return this.db.getKeysCount({ start: [tenantId, -1], end: [tenantId, Number.MAX_SAFE_INTEGER] });
+  }
+  async prune(tenantId: string, cutoffMs: number): Promise<number> {
+    let n = 0;
+    await this.db.transaction(() => {
+      for (const key of this.db.getKeys({ start: [tenantId, -1], end: [tenantId, cutoffMs] })) {
+        this.db.removeSync(key);
+        n++;
+      }
+    });
+    return n;
+  }
+}
+
+/** Cursor keys for pagination: "<atMs>-<seq>", opaque to clients. */
+function encodeKey(atMs: number, seq: number): string {
+  return `${atMs}-${seq}`;
+}
+function decodeKey(k: string): [number, number] | null {
+  const m = /^(\d{1,16})-(\d{1,7})$/.exec(k);
+  return m ? [Number(m[1]), Number(m[2])] : null;
+}
+export function isLogCursor(k: string): boolean {
+  return decodeKey(k) !== null;
+}
+
+export class LmdbStore implements Store {
+  private readonly root: RootDatabase;
+  private readonly dbs = new Map<string, AnyDb>();
+  private closed = false;
+
+  constructor(path: string) {
+    mkdirSync(path, { recursive: true });
+    this.root = open({ path, compression: false, overlappingSync: false, maxDbs: 64 });
+  }
+
+  private db(name: string): AnyDb {
+    let db = this.dbs.get(name);
+    if (!db) {
+      db = this.root.openDB({ name }) as unknown as AnyDb;
+      this.dbs.set(name, db);
+    }
+    return db;
+  }
+
+  collection<V>(name: string): Collection<V> {
+    return new LmdbCollection<V>(this.db(name));
+  }
+
+  log<V>(name: string): Log<V> {
+    return new LmdbLog<V>(this.db(name));
+  }
+
+  async atomic(fn: (batch: WriteBatch) => void): Promise<void> {
+    await this.root.transaction(() => {
+      fn({
+        put: (c, tenantId, id, value) => (c as LmdbCollection<unknown>).db.putSync([tenantId, id], value),
+        remove: (c, tenantId, id) => {
+          (c as LmdbCollection<unknown>).db.removeSync([tenantId, id]);
+        },
+      });
+    });
+  }
+
+  connected(): boolean {
+    if (this.closed) return false;
+    try {
+      this.root.getStats();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.root.flushed;
+    await this.root.close();
+  }
+}

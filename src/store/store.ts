@@ -1,0 +1,43 @@
+/**
+ * The storage interface: what the service keeps durably, independent of the backend.
+ * Every write resolves only once it is committed, so an acknowledged write survives a crash.
+ * LMDB (embedded) is the default; a shared backend (e.g. Redis) can implement the same
+ * interface to serve several replicas.
+ */
+
+/** A per-tenant keyed collection (rules, webhooks, configuration, checkpoints...). */
+export interface Collection<V> {
+  get(tenantId: string, id: string): V | undefined;
+  /** All entries of one tenant, in key order. */
+  list(tenantId: string): Iterable<{ id: string; value: V }>;
+  /** All entries of all tenants (start-up loading). */
+  listAll(): Iterable<{ tenantId: string; id: string; value: V }>;
+  put(tenantId: string, id: string, value: V): Promise<void>;
+  remove(tenantId: string, id: string): Promise<boolean>;
+}
+
+/** An append-only, time-ordered per-tenant log (failover audit trail, deliveries). */
+export interface Log<V> {
+  append(tenantId: string, atMs: number, value: V): Promise<string>;
+  /** Newest first, strictly older than `beforeKey` when given. */
+  newest(tenantId: string, limit: number, beforeKey?: string): { key: string; value: V }[];
+  count(tenantId: string): number;
+  /** Deletes entries older than `cutoffMs`; returns how many. */
+  prune(tenantId: string, cutoffMs: number): Promise<number>;
+}
+
+export interface WriteBatch {
+  put<V>(c: Collection<V>, tenantId: string, id: string, value: V): void;
+  remove<V>(c: Collection<V>, tenantId: string, id: string): void;
+}
+
+export interface Store {
+  collection<V>(name: string): Collection<V>;
+  log<V>(name: string): Log<V>;
+  /** Applies all writes of `fn` atomically: all or none. */
+  atomic(fn: (batch: WriteBatch) => void): Promise<void>;
+  /** True while the backend answers. */
+  connected(): boolean;
+  /** Waits for every pending write to be on disk, then closes. */
+  close(): Promise<void>;
+}

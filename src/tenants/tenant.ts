@@ -1,0 +1,83 @@
+/**
+ * A tenant's in-memory state on the front thread: its rules, the trie that routes over them,
+ * the rule slots the engine evaluates, and its counters. Everything a request needs is here,
+ * so routing never touches the store.
+ */
+import { RuleTrie } from '../routing/trie.js';
+import type { ErrorCodeOverrides } from '../engine/classify.js';
+import { NO_OVERRIDES } from '../engine/classify.js';
+
+export interface RuleRecord {
+  rule_id: string;
+  attributes: string[]; // six, normalized, padded with '*'
+  primary_id: string;
+  primary_name: string;
+  secondary_id: string;
+  secondary_name: string;
+  primary_weight: number;
+  created_at: string; // ISO 8601 UTC
+}
+
+export interface LiveRule {
+  record: RuleRecord;
+  slot: number; // rule slot in the shared tables
+}
+
+export interface TenantCounters {
+  routed: number;
+  reported: number;
+  failovers: number;
+}
+
+/** Per-tenant engine switches (spec 2.10); the tier follows from them. */
+export interface TierSettings {
+  predictionEnabled: boolean;
+  banditEnabled: boolean;
+  shadowMode: boolean;
+}
+
+export function tierOf(s: TierSettings): 1 | 2 | 3 {
+  return !s.predictionEnabled ? 1 : !s.banditEnabled ? 2 : 3;
+}
+
+export function settingsForTier(tier: 1 | 2 | 3, shadowMode: boolean): TierSettings {
+  return { predictionEnabled: tier >= 2, banditEnabled: tier >= 3, shadowMode };
+}
+
+export class Tenant {
+  readonly rules = new Map<string, LiveRule>();
+  readonly trie = new RuleTrie<LiveRule>();
+  counters: TenantCounters = { routed: 0, reported: 0, failovers: 0 };
+  errorCodes: ErrorCodeOverrides = NO_OVERRIDES;
+  /** Rule ids being created right now (reserved before the store write resolves). */
+  readonly pending = new Set<string>();
+  private slotCache: Int32Array | null = null;
+
+  constructor(
+    readonly id: string,
+    public settings: TierSettings,
+  ) {}
+
+  addRule(rule: LiveRule): void {
+    this.rules.set(rule.record.rule_id, rule);
+    this.trie.insert(rule.record.attributes, rule);
+    this.slotCache = null;
+  }
+
+  removeRule(ruleId: string): LiveRule | undefined {
+    const rule = this.rules.get(ruleId);
+    if (!rule) return undefined;
+    this.rules.delete(ruleId);
+    this.trie.remove(rule.record.attributes);
+    this.slotCache = null;
+    return rule;
+  }
+
+  /** The rule slots the engine evaluates for this tenant (cached until rules change). */
+  slots(): Int32Array {
+    if (!this.slotCache) {
+      this.slotCache = Int32Array.from(this.rules.values(), (r) => r.slot);
+    }
+    return this.slotCache;
+  }
+}
