@@ -1,0 +1,150 @@
+/**
+ * One Tier 3 allocation: posteriors + Tier 1 status + Tier 2 failure probability → weights.
+ *
+ * Why probability-of-best rather than one Thompson draw per routed payment: the route path must
+ * stay a few shared-memory reads and one random number, so sampling happens here, once per rule
+ * per cycle, and the front thread picks by weight. Routing each payment to arm i with probability
+ * P(i is best) is exactly what per-payment Thompson sampling does in expectation, and averaging
+ * `samples` draws keeps the weights from jumping between cycles.
+ *
+ * Then the hard constraints (see waterfill.ts):
+ * - a failed_over arm gets exactly `probeShare` (a cap it never exceeds, and also the trickle
+ *   Tier 1 needs to detect recovery: its posterior is stale by construction, so the probe must not
+ *   depend on it). `probeShare` 0 suspends probes;
+ * - every other arm (healthy or degraded) gets at least `explorationFloor`, so a losing processor
+ *   keeps being measured and a drift in its favour is noticed;
+ * - what is left is shared in proportion to the probability of being best among those arms.
+ */
+import type { ArmStatus } from './arms.js';
+import type { BanditConfig } from './config.js';
+import { DEFAULT_BANDIT_CONFIG } from './config.js';
+import { isValidPosterior, type Posterior } from './posterior.js';
+import { Sampler, type Rng } from './sampling.js';
+import { waterFill } from './waterfill.js';
+
+export interface ArmInput {
+  /** Posterior already decayed to now (`observe` or `decay` do that). */
+  readonly posterior: Posterior;
+  readonly status: ArmStatus;
+  /** Tier 2 failure probability in [0, 1]; null/undefined/NaN when Tier 2 is off (counts as 0). */
+  readonly failureProbability?: number | null;
+}
+
+export interface AllocateOptions {
+  /**
+   * Arm that carries the traffic when every arm is failed_over. Tier 1 policy sends traffic to
+   * the secondary, so the default is index 1 (index 0 for a single-arm rule).
+   */
+  readonly fallbackIndex?: number;
+  /** Reuse this array instead of allocating one; its length MUST equal arms.length. */
+  readonly out?: Float64Array;
+}
+
+/** Tier 2 risk folded into a sampled approval rate: a processor that fails approves ~failingPrior. */
+export function riskAdjusted(approval: number, failureProbability: number, failingPrior: number): number {
+  return approval * (1 - failureProbability) + failingPrior * failureProbability;
+}
+
+/**
+ * Monte Carlo estimate of P(arm i has the highest risk-adjusted approval rate), over the arms
+ * where `eligible[i]` is true (others get 0). A tie splits the win. With no samples, or fewer than
+ * two eligible arms, every eligible arm gets an equal share. Draw order: sample-major, arm order.
+ */
+export function probabilityOfBest(
+  arms: readonly ArmInput[],
+  eligible: ArrayLike<boolean>,
+  rng: Rng,
+  cfg: Pick<BanditConfig, 'samples' | 'failingPrior' | 'priorAlpha' | 'priorBeta'> = DEFAULT_BANDIT_CONFIG,
+  out: Float64Array = new Float64Array(arms.length),
+): Float64Array {
+  const n = arms.length;
+  const a = new Float64Array(n);
+  const b = new Float64Array(n);
+  const q = new Float64Array(n);
+  const draw = new Float64Array(n);
+  let count = 0;
+  for (let i = 0; i < n; i++) {
+    out[i] = 0;
+    if (!eligible[i]) continue;
+    count++;
+    const p = arms[i].posterior;
+    const ok = isValidPosterior(p);
+    a[i] = ok ? p.alpha : cfg.priorAlpha;
+    b[i] = ok ? p.beta : cfg.priorBeta;
+    q[i] = clamp01(arms[i].failureProbability);
+  }
+  const samples = cfg.samples > 0 ? Math.floor(cfg.samples) : 0;
+  if (count === 0) return out;
+  if (count === 1 || samples === 0) {
+    for (let i = 0; i < n; i++) if (eligible[i]) out[i] = 1 / count;
+    return out;
+  }
+  const fp = clamp01(cfg.failingPrior);
+  const sampler = new Sampler(rng);
+  for (let k = 0; k < samples; k++) {
+    let best = -Infinity;
+    let ties = 0;
+    for (let i = 0; i < n; i++) {
+      if (!eligible[i]) continue;
+      // q = 1 makes the draw irrelevant; skip it (saves two Gamma draws).
+      const v = q[i] === 1 ? fp : riskAdjusted(sampler.beta(a[i], b[i]), q[i], fp);
+      draw[i] = v;
+      if (v > best) {
+        best = v;
+        ties = 1;
+      } else if (v === best) ties++;
+    }
+    const credit = 1 / ties;
+    for (let i = 0; i < n; i++) if (eligible[i] && draw[i] === best) out[i] += credit;
+  }
+  for (let i = 0; i < n; i++) out[i] /= samples;
+  return out;
+}
+
+/**
+ * Traffic weights in arm order, summing to 1. Deterministic given `rng` and the inputs.
+ * - no arms: empty; one arm: [1] whatever its status (there is nowhere else to send traffic);
+ * - every arm failed_over: the fallback arm (see AllocateOptions) takes the traffic, the others
+ *   keep their recovery probe;
+ * - bounds that cannot all be met (absurd floors for many arms) degrade as waterfill.ts documents.
+ */
+export function allocate(
+  arms: readonly ArmInput[],
+  rng: Rng,
+  cfg: BanditConfig = DEFAULT_BANDIT_CONFIG,
+  options: AllocateOptions = {},
+): Float64Array {
+  const n = arms.length;
+  const out = options.out ?? new Float64Array(n);
+  if (out.length !== n) throw new RangeError('allocate: options.out must have one element per arm');
+  if (n <= 1) {
+    if (n === 1) out[0] = 1;
+    return out;
+  }
+  const floor = clamp01(cfg.explorationFloor);
+  const probe = clamp01(cfg.probeShare);
+  const live: boolean[] = new Array<boolean>(n);
+  const lo = new Float64Array(n);
+  const hi = new Float64Array(n);
+  let liveCount = 0;
+  for (let i = 0; i < n; i++) {
+    live[i] = arms[i].status !== 'failed_over';
+    if (live[i]) liveCount++;
+    lo[i] = live[i] ? floor : probe;
+    hi[i] = live[i] ? 1 : probe;
+  }
+  const score = new Float64Array(n);
+  if (liveCount === 0) {
+    const fb = Math.min(Math.max(Math.trunc(options.fallbackIndex ?? 1) || 0, 0), n - 1);
+    lo[fb] = 0;
+    hi[fb] = 1;
+    score[fb] = 1;
+  } else {
+    probabilityOfBest(arms, live, rng, cfg, score);
+  }
+  return waterFill(score, lo, hi, 1, out);
+}
+
+function clamp01(v: number | null | undefined): number {
+  return v != null && v > 0 ? (v < 1 ? v : 1) : 0; // null, undefined, NaN, negatives → 0
+}

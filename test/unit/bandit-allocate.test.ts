@@ -1,0 +1,214 @@
+import { describe, it, expect } from 'vitest';
+import fc from 'fast-check';
+import { allocate, probabilityOfBest, riskAdjusted, type ArmInput } from '../../src/engine/bandit/allocate.js';
+import { ruleArms } from '../../src/engine/bandit/arms.js';
+import { DEFAULT_BANDIT_CONFIG, resolveBanditConfig } from '../../src/engine/bandit/config.js';
+import { mulberry32 } from '../../src/engine/bandit/sampling.js';
+import { waterFill } from '../../src/engine/bandit/waterfill.js';
+
+const arm = (alpha: number, beta: number, extra: Partial<ArmInput> = {}): ArmInput => ({
+  posterior: { alpha, beta },
+  status: 'healthy',
+  ...extra,
+});
+const sum = (w: ArrayLike<number>): number => Array.from(w).reduce((s, x) => s + x, 0);
+
+describe('waterFill', () => {
+  const fill = (score: number[], lo: number[], hi: number[], total = 1): number[] =>
+    Array.from(waterFill(score, lo, hi, total, new Float64Array(score.length)));
+
+  it('is proportional to score when no bound binds', () => {
+    const w = fill([0.6, 0.3, 0.1], [0.02, 0.02, 0.02], [1, 1, 1]);
+    expect(w[0]).toBeCloseTo(0.6, 14);
+    expect(w[1]).toBeCloseTo(0.3, 14);
+    expect(w[2]).toBeCloseTo(0.1, 14);
+  });
+
+  it('floors raise low arms; the rest keeps its proportions', () => {
+    const w = fill([0.9, 0.099, 0.001], [0.02, 0.02, 0.02], [1, 1, 1]);
+    expect(w[2]).toBe(0.02);
+    expect(w[0] / w[1]).toBeCloseTo(0.9 / 0.099, 10);
+    expect(sum(w)).toBeCloseTo(1, 14);
+  });
+
+  it('caps lower an arm; the excess goes to the others', () => {
+    expect(fill([0.9, 0.1], [0.02, 0], [1, 0.02])).toEqual([0.98, 0.02]);
+    const w = fill([0.8, 0.15, 0.05], [0, 0, 0], [0.5, 1, 1]);
+    expect(w[0]).toBe(0.5);
+    expect(w[1]).toBeCloseTo(0.375, 14);
+    expect(w[2]).toBeCloseTo(0.125, 14);
+  });
+
+  it('pours the rest into zero-score arms equally when scored arms are capped', () => {
+    expect(fill([1, 0, 0], [0, 0, 0], [0.02, 1, 1])).toEqual([0.02, 0.49, 0.49]);
+    expect(fill([0, 0], [0, 0], [1, 1])).toEqual([0.5, 0.5]);
+  });
+
+  it('degrades infeasible bounds by scaling them to the total', () => {
+    expect(fill([1, 1], [0.75, 0.75], [1, 1])).toEqual([0.5, 0.5]);
+    expect(fill([1, 3], [0, 0], [0.1, 0.3])).toEqual([0.25, 0.75]);
+  });
+
+  it('meets bounds exactly, sums to the total, and shares one level λ (property)', () => {
+    const arb = fc
+      .array(
+        fc.record({
+          s: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 1, noNaN: true })),
+          lo: fc.double({ min: 0, max: 0.2, noNaN: true }),
+          span: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 1, noNaN: true })),
+        }),
+        { minLength: 1, maxLength: 6 },
+      )
+      .filter((xs) => {
+        const lo = sum(xs.map((x) => x.lo));
+        const hi = sum(xs.map((x) => x.lo + x.span));
+        return lo < 1 && hi > 1;
+      });
+    fc.assert(
+      fc.property(arb, (xs) => {
+        const lo = xs.map((x) => x.lo);
+        const hi = xs.map((x) => x.lo + x.span);
+        const w = fill(
+          xs.map((x) => x.s),
+          lo,
+          hi,
+        );
+        expect(Math.abs(sum(w) - 1)).toBeLessThan(1e-9);
+        let lambda = NaN;
+        w.forEach((wi, i) => {
+          expect(wi).toBeGreaterThanOrEqual(lo[i]);
+          expect(wi).toBeLessThanOrEqual(hi[i]);
+          if (wi > lo[i] && wi < hi[i] && xs[i].s > 0) {
+            const l = wi / xs[i].s; // every free arm sits on the same line λ · score
+            if (Number.isNaN(lambda)) lambda = l;
+            else expect(Math.abs(l - lambda) / lambda).toBeLessThan(1e-6);
+          }
+        });
+      }),
+      { seed: 20240601, numRuns: 500 },
+    );
+  });
+});
+
+describe('probabilityOfBest', () => {
+  it('matches the closed form P(Beta(2,1) > U(0,1)) = 2/3', () => {
+    const cfg = { ...DEFAULT_BANDIT_CONFIG, samples: 40_000 };
+    const p = probabilityOfBest([arm(2, 1), arm(1, 1)], [true, true], mulberry32(1), cfg);
+    expect(p[0]).toBeCloseTo(2 / 3, 2);
+    expect(p[0] + p[1]).toBeCloseTo(1, 12);
+  });
+
+  it('gives ineligible arms nothing and splits ties', () => {
+    const p = probabilityOfBest([arm(900, 100), arm(2, 1), arm(1, 1)], [false, true, true], mulberry32(2));
+    expect(p[0]).toBe(0);
+    const allFailing = [arm(9, 1, { failureProbability: 1 }), arm(1, 9, { failureProbability: 1 })];
+    expect(Array.from(probabilityOfBest(allFailing, [true, true], mulberry32(3)))).toEqual([0.5, 0.5]);
+  });
+
+  it('folds Tier 2 risk in as p·(1−q) + failingPrior·q', () => {
+    expect(riskAdjusted(0.9, 0, 0.05)).toBe(0.9);
+    expect(riskAdjusted(0.9, 1, 0.05)).toBe(0.05);
+    expect(riskAdjusted(0.9, 0.5, 0.05)).toBeCloseTo(0.475, 15);
+  });
+});
+
+describe('allocate', () => {
+  const rng = () => mulberry32(12345);
+
+  it('returns weights in arm order that sum to 1, reproducibly for a seed', () => {
+    const arms = [arm(90, 10), arm(85, 15)];
+    const w = allocate(arms, rng());
+    expect(w).toBeInstanceOf(Float64Array);
+    expect(w.length).toBe(2);
+    expect(sum(w)).toBeCloseTo(1, 14);
+    expect(w[0]).toBeGreaterThan(w[1]);
+    expect(Array.from(allocate(arms, rng()))).toEqual(Array.from(w));
+  });
+
+  it('keeps the exploration floor for a clearly worse healthy or degraded arm', () => {
+    const w = allocate([arm(9000, 1000), arm(970, 30)], rng());
+    expect(Array.from(w)).toEqual([0.02, 0.98]);
+    const d = allocate([arm(9000, 1000, { status: 'degraded' }), arm(970, 30)], rng());
+    expect(d[0]).toBe(0.02);
+    const custom = allocate([arm(9000, 1000), arm(970, 30)], rng(), resolveBanditConfig({ explorationFloor: 0.1 }));
+    expect(custom[0]).toBe(0.1);
+  });
+
+  it('caps a failed_over arm at the probe share even when its posterior is the best', () => {
+    const arms = [arm(990, 10, { status: 'failed_over' }), arm(800, 200)];
+    expect(Array.from(allocate(arms, rng()))).toEqual([0.02, 0.98]);
+    expect(allocate(arms, rng(), resolveBanditConfig({ probeShare: 0.05 }))[0]).toBe(0.05);
+    expect(Array.from(allocate(arms, rng(), resolveBanditConfig({ probeShare: 0 })))).toEqual([0, 1]);
+  });
+
+  it('gives a failed_over arm its probe share (not the floor, not 0) when its posterior is bad', () => {
+    // The probe is what lets Tier 1 see a recovery; it must not depend on a stale posterior.
+    const w = allocate([arm(10, 990, { status: 'failed_over' }), arm(900, 100)], rng(), resolveBanditConfig({ probeShare: 0.01 }));
+    expect(Array.from(w)).toEqual([0.01, 0.99]);
+  });
+
+  it('shares the rest among healthy arms only, with floors, around a failed arm', () => {
+    const w = allocate([arm(99, 1, { status: 'failed_over' }), arm(95, 5), arm(94, 6)], rng());
+    expect(w[0]).toBe(0.02);
+    expect(w[1]).toBeGreaterThan(0.02);
+    expect(w[2]).toBeGreaterThanOrEqual(0.02);
+    expect(sum(w)).toBeCloseTo(1, 14);
+  });
+
+  it('lowers an arm’s weight when Tier 2 predicts it will fail', () => {
+    const twins = (q: number | null) => [arm(951, 51, { failureProbability: q }), arm(951, 51)];
+    const base = allocate(twins(null), rng())[0];
+    const slight = allocate(twins(0.01), rng())[0];
+    const likely = allocate(twins(0.5), rng())[0];
+    expect(base).toBeGreaterThan(0.4);
+    expect(base).toBeLessThan(0.6);
+    expect(slight).toBeLessThan(base);
+    expect(likely).toBe(0.02);
+  });
+
+  it('all arms failed_over: the fallback (secondary by default) carries the traffic, others keep the probe', () => {
+    const arms = [arm(990, 10, { status: 'failed_over' }), arm(10, 990, { status: 'failed_over' })];
+    expect(Array.from(allocate(arms, rng()))).toEqual([0.02, 0.98]);
+    expect(Array.from(allocate(arms, rng(), DEFAULT_BANDIT_CONFIG, { fallbackIndex: 0 }))).toEqual([0.98, 0.02]);
+    expect(Array.from(allocate(arms, rng(), resolveBanditConfig({ probeShare: 0 })))).toEqual([0, 1]);
+    expect(Array.from(allocate(arms, rng(), DEFAULT_BANDIT_CONFIG, { fallbackIndex: 7 }))).toEqual([0.02, 0.98]);
+  });
+
+  it('handles a single arm and no arms', () => {
+    expect(Array.from(allocate([arm(1, 1)], rng()))).toEqual([1]);
+    expect(Array.from(allocate([arm(1, 1, { status: 'failed_over' })], rng()))).toEqual([1]);
+    expect(allocate([], rng()).length).toBe(0);
+  });
+
+  it('with zero samples shares equally (then applies the constraints)', () => {
+    const cfg = resolveBanditConfig({ samples: 0 });
+    expect(Array.from(allocate([arm(900, 100), arm(10, 90)], rng(), cfg))).toEqual([0.5, 0.5]);
+    expect(Array.from(allocate([arm(900, 100, { status: 'failed_over' }), arm(10, 90)], rng(), cfg))).toEqual([0.02, 0.98]);
+  });
+
+  it('is NaN-safe: bad posteriors fall back to the prior, bad probabilities to [0, 1]', () => {
+    const arms: ArmInput[] = [
+      { posterior: { alpha: NaN, beta: -1 }, status: 'healthy', failureProbability: NaN },
+      { posterior: { alpha: Infinity, beta: 0 }, status: 'degraded', failureProbability: 7 },
+      { posterior: { alpha: 5, beta: 5 }, status: 'healthy', failureProbability: -1 },
+    ];
+    const w = allocate(arms, rng());
+    for (const x of w) expect(Number.isFinite(x)).toBe(true);
+    expect(sum(w)).toBeCloseTo(1, 14);
+    expect(w[1]).toBe(0.02); // q clamped to 1: it approves ~failingPrior, so it only keeps the floor
+  });
+
+  it('writes into a caller-provided array', () => {
+    const out = new Float64Array(2);
+    expect(allocate([arm(90, 10), arm(10, 90)], rng(), DEFAULT_BANDIT_CONFIG, { out })).toBe(out);
+    expect(out[0]).toBe(0.98);
+    expect(() => allocate([arm(1, 1), arm(1, 1)], rng(), DEFAULT_BANDIT_CONFIG, { out: new Float64Array(3) })).toThrow(RangeError);
+  });
+});
+
+describe('ruleArms', () => {
+  it('treats a rule whose two processors are the same as one arm', () => {
+    expect(ruleArms('stripe', 'adyen')).toEqual(['stripe', 'adyen']);
+    expect(ruleArms('stripe', 'stripe')).toEqual(['stripe']);
+  });
+});
