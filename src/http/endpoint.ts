@@ -10,7 +10,8 @@ export interface Ctx {
   /** Path template, e.g. /v1/rules/{rule_id}: the metrics label. */
   template: string;
   params: Record<string, string>;
-  query: URLSearchParams;
+  /** Parsed on first use. */
+  readonly query: URLSearchParams;
   /** The caller's tenant (and admin flag); `default` in development mode. */
   grant: KeyGrant;
 }

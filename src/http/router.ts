@@ -133,11 +133,14 @@ export class Router {
       }
       grant = g;
     }
+    let parsedQuery: URLSearchParams | null = null;
     const ctx: Ctx = {
       method: method as Method,
       template,
       params,
-      query: new URLSearchParams(query ?? ''),
+      get query() {
+        return (parsedQuery ??= new URLSearchParams(query ?? ''));
+      },
       grant,
     };
     if (!BODY_METHODS.has(method)) {

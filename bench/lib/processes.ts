@@ -1,0 +1,65 @@
+/** Child processes for benchmarks: the service and the bare uWS ceiling, on free ports. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+export const DIST = fileURLToPath(new URL('../../', import.meta.url)); // dist/
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Child {
+  proc: ChildProcess;
+  port: number;
+  url: string;
+  rssMb(): number;
+  stop(): Promise<void>;
+}
+
+async function waitFor(url: string, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    try {
+      await fetch(url, { method: 'GET' });
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+}
+
+export async function startChild(script: string, env: Record<string, string>, timeoutMs = 120_000): Promise<Child> {
+  const port = await freePort();
+  const proc = spawn(process.execPath, [script], {
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', SERVICE_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(url + '/', timeoutMs);
+  return {
+    proc,
+    port,
+    url,
+    rssMb() {
+      const status = readFileSync(`/proc/${proc.pid}/status`, 'utf8');
+      const m = /VmRSS:\s+(\d+) kB/.exec(status);
+      return m ? Number(m[1]) / 1024 : NaN;
+    },
+    stop: () =>
+      new Promise((resolve) => {
+        if (proc.exitCode !== null) return resolve();
+        proc.once('exit', () => resolve());
+        proc.kill('SIGTERM');
+      }),
+  };
+}
