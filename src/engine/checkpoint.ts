@@ -1,0 +1,59 @@
+/**
+ * Engine state of one rule as a flat Float64Array, so the front thread can checkpoint it to
+ * the store each cycle and restore it at start: statuses, Tier 1 bookkeeping, published
+ * health, Tier 2/3 state (the whole processor rows) and the decision. Take a snapshot while
+ * no task runs on the rule's shard (e.g. in EngineScheduler's onEvaluated) so it is
+ * consistent. Restore after `allocRule` (which sets the configuration fields) and before
+ * the scheduler starts; the next evaluation recomputes health from the (new, empty) windows.
+ */
+import { publishDecision, readDecision, type DecisionFields } from '../shared/decision.js';
+import {
+  DecisionSource,
+  PROC_F64_STRIDE,
+  PROCS_PER_RULE,
+  RULE_MASK,
+  RULE_SHIFT,
+} from '../shared/layout.js';
+import type { SharedTables } from '../shared/tables.js';
+
+/** Bumped whenever the layout of a snapshot changes; older snapshots are not restored. */
+export const CHECKPOINT_VERSION = 1;
+const ROWS = PROCS_PER_RULE * PROC_F64_STRIDE;
+const HEADER = 5; // version, primary share, source, failure probabilities
+export const CHECKPOINT_LENGTH = HEADER + ROWS;
+
+export function snapshotRule(tables: SharedTables, slot: number): Float64Array {
+  const seg = tables.ruleSegs[slot >> RULE_SHIFT];
+  const i = slot & RULE_MASK;
+  const d = readDecision(seg, i, {
+    primaryShare: 0,
+    source: DecisionSource.Rules,
+    failProbPrimary: NaN,
+    failProbSecondary: NaN,
+  });
+  const out = new Float64Array(CHECKPOINT_LENGTH);
+  out[0] = CHECKPOINT_VERSION;
+  out[1] = d.primaryShare;
+  out[2] = d.source;
+  out[3] = d.failProbPrimary;
+  out[4] = d.failProbSecondary;
+  const pb = i * ROWS;
+  out.set(seg.procF64.subarray(pb, pb + ROWS), HEADER);
+  return out;
+}
+
+/** Returns false (and changes nothing) when `data` is not a snapshot of this version. */
+export function restoreRule(tables: SharedTables, slot: number, data: Float64Array): boolean {
+  if (data.length !== CHECKPOINT_LENGTH || data[0] !== CHECKPOINT_VERSION) return false;
+  const seg = tables.ruleSegs[slot >> RULE_SHIFT];
+  const i = slot & RULE_MASK;
+  seg.procF64.set(data.subarray(HEADER), i * ROWS);
+  const d: DecisionFields = {
+    primaryShare: data[1],
+    source: data[2] as DecisionSource,
+    failProbPrimary: data[3],
+    failProbSecondary: data[4],
+  };
+  publishDecision(seg, i, d);
+  return true;
+}

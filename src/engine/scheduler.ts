@@ -1,0 +1,276 @@
+/**
+ * The front thread's engine clock: every `intervalMs` it runs one evaluation task per shard
+ * (a tenant's rule slots) on the piscina pool, and early ones on request from the outcome
+ * path's fast path. Never two tasks on one shard at once: a shard still busy at a tick is
+ * skipped for that cycle and counted, not queued, so a slow pool degrades to longer cycles
+ * instead of a growing backlog.
+ */
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
+import { RI_ACTIVE, RI_GENERATION, RULE_I32_STRIDE, RULE_MASK, RULE_SHIFT } from '../shared/layout.js';
+import type { SharedTables } from '../shared/tables.js';
+import type { Transition } from './transitions.js';
+import {
+  tablesIdOf,
+  type EvaluateResult,
+  type EvaluateTask,
+  type TenantEngineConfig,
+} from '../../workers/protocol.js';
+
+export type { EvaluateResult, TenantEngineConfig } from '../../workers/protocol.js';
+
+export interface ShardSpec {
+  shardId: string;
+  slots: ArrayLike<number>;
+  config: TenantEngineConfig;
+}
+
+/** What the scheduler needs of a pool: piscina, or a fake in tests. */
+export interface TaskRunner {
+  run(task: EvaluateTask): Promise<EvaluateResult>;
+  destroy(): Promise<void>;
+}
+
+export interface EngineSchedulerOptions {
+  tables: SharedTables;
+  /** The shards to evaluate, asked afresh at each cycle and each early evaluation. */
+  getShards: () => Iterable<ShardSpec>;
+  /** Transitions of a finished task, stale ones (slot reused or freed since) removed; only called when some remain. */
+  onTransitions: (shardId: string, transitions: Transition[]) => void;
+  /** After every successful task, with no task running on the shard: the moment to checkpoint it. */
+  onEvaluated?: (shardId: string, result: EvaluateResult) => void;
+  /** A failed task (or a throwing callback). Default: console.error. */
+  onError?: (shardId: string, err: unknown) => void;
+  /** Evaluation cycle (SERVICE_EVAL_INTERVAL_MS). Default 5000. */
+  intervalMs?: number;
+  /** Minimum time between two early evaluations of one shard. Default 250. */
+  earlyGapMs?: number;
+  /** Clock for task times and durations. Default Date.now. */
+  now?: () => number;
+  /** The compiled worker. Default: dist/workers/evaluate.js next to this compiled file. */
+  workerFile?: string | URL;
+  /** Default max(1, cpus - 1): the front thread keeps a core. */
+  maxThreads?: number;
+  /** Bound on tasks waiting in the pool. Default 4096. */
+  maxQueue?: number;
+  /** Replaces the piscina pool (tests). */
+  runner?: TaskRunner;
+}
+
+export interface SchedulerStats {
+  cyclesRun: number;
+  /** Shard evaluations skipped because the shard's previous task was still running. */
+  overrunsSkipped: number;
+  earlyEvaluations: number;
+  tasksFailed: number;
+  staleTransitionsDropped: number;
+  /** From a cycle's tick until its last task finished, ms; NaN before the first. */
+  lastCycleMs: number;
+}
+
+interface ShardState {
+  /** The running task (from dispatch until its result is delivered), if any. */
+  running: Promise<void> | null;
+  earlyPending: boolean;
+  lastEarlyMs: number;
+  timer: ReturnType<typeof setTimeout> | undefined;
+}
+
+export class EngineScheduler {
+  private readonly tables: SharedTables;
+  private readonly tablesId: number;
+  private readonly runner: TaskRunner;
+  private readonly now: () => number;
+  private readonly intervalMs: number;
+  private readonly earlyGapMs: number;
+  private readonly shards = new Map<string, ShardState>();
+  private interval: ReturnType<typeof setInterval> | undefined;
+  private stopped = false;
+  private readonly counters: SchedulerStats = {
+    cyclesRun: 0,
+    overrunsSkipped: 0,
+    earlyEvaluations: 0,
+    tasksFailed: 0,
+    staleTransitionsDropped: 0,
+    lastCycleMs: NaN,
+  };
+
+  constructor(private readonly opts: EngineSchedulerOptions) {
+    this.tables = opts.tables;
+    this.tablesId = tablesIdOf(opts.tables);
+    this.now = opts.now ?? Date.now;
+    this.intervalMs = opts.intervalMs ?? 5000;
+    this.earlyGapMs = opts.earlyGapMs ?? 250;
+    this.runner = opts.runner ?? createPool(opts);
+  }
+
+  /** Starts the cycle timer. */
+  start(): void {
+    if (this.interval !== undefined || this.stopped) return;
+    this.interval = setInterval(() => void this.runCycle(), this.intervalMs);
+    this.interval.unref();
+  }
+
+  /** One cycle: a task for each shard that is not busy. Resolves when those tasks are done. */
+  async runCycle(): Promise<void> {
+    if (this.stopped) return;
+    const t0 = this.now();
+    this.counters.cyclesRun++;
+    const tasks: Promise<void>[] = [];
+    const seen = new Set<string>();
+    for (const spec of this.opts.getShards()) {
+      seen.add(spec.shardId);
+      const st = this.state(spec.shardId);
+      if (st.running !== null) {
+        this.counters.overrunsSkipped++;
+        continue;
+      }
+      tasks.push(this.dispatch(st, spec));
+    }
+    for (const [id, st] of this.shards) {
+      if (!seen.has(id) && st.running === null && st.timer === undefined) this.shards.delete(id);
+    }
+    await Promise.all(tasks);
+    this.counters.lastCycleMs = this.now() - t0;
+  }
+
+  /**
+   * Fast path: evaluate `shardId` soon, outside the cycle. Cheap enough for the outcome path.
+   * At most one early task per shard per earlyGapMs; if a task is running, the early one runs
+   * right after it, so it sees the outcomes that prompted the request.
+   */
+  requestEvaluation(shardId: string): void {
+    if (this.stopped) return;
+    const st = this.state(shardId);
+    st.earlyPending = true;
+    this.tryEarly(shardId, st);
+  }
+
+  /** Resolves once no task is running on the shard (e.g. before freeing a deleted rule's slot). */
+  whenIdle(shardId: string): Promise<void> {
+    return this.shards.get(shardId)?.running ?? Promise.resolve();
+  }
+
+  /** Stops the timer, waits for running tasks, destroys the pool. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearInterval(this.interval);
+    const running: Promise<void>[] = [];
+    for (const st of this.shards.values()) {
+      clearTimeout(st.timer);
+      st.timer = undefined;
+      if (st.running !== null) running.push(st.running);
+    }
+    await Promise.all(running);
+    await this.runner.destroy();
+  }
+
+  stats(): SchedulerStats {
+    return { ...this.counters };
+  }
+
+  private state(shardId: string): ShardState {
+    let st = this.shards.get(shardId);
+    if (st === undefined) {
+      st = { running: null, earlyPending: false, lastEarlyMs: -Infinity, timer: undefined };
+      this.shards.set(shardId, st);
+    }
+    return st;
+  }
+
+  private tryEarly(shardId: string, st: ShardState): void {
+    if (!st.earlyPending || st.running !== null || st.timer !== undefined || this.stopped) return;
+    const waitMs = st.lastEarlyMs + this.earlyGapMs - this.now();
+    if (waitMs > 0) {
+      st.timer = setTimeout(() => {
+        st.timer = undefined;
+        this.tryEarly(shardId, st);
+      }, waitMs);
+      st.timer.unref();
+      return;
+    }
+    st.earlyPending = false;
+    const spec = this.findShard(shardId);
+    if (spec === undefined) return; // the tenant is gone
+    st.lastEarlyMs = this.now();
+    this.counters.earlyEvaluations++;
+    void this.dispatch(st, spec);
+  }
+
+  private findShard(shardId: string): ShardSpec | undefined {
+    for (const spec of this.opts.getShards()) if (spec.shardId === shardId) return spec;
+    return undefined;
+  }
+
+  private dispatch(st: ShardState, spec: ShardSpec): Promise<void> {
+    const task: EvaluateTask = {
+      tablesId: this.tablesId,
+      segments: this.tables.segments(),
+      slots: Int32Array.from(spec.slots),
+      nowMs: this.now(),
+      config: spec.config,
+    };
+    const p = this.execute(st, spec.shardId, task);
+    st.running = p;
+    return p;
+  }
+
+  private async execute(st: ShardState, shardId: string, task: EvaluateTask): Promise<void> {
+    let result: EvaluateResult | undefined;
+    let error: unknown;
+    try {
+      result = await this.runner.run(task);
+    } catch (err) {
+      error = err;
+    }
+    st.running = null;
+    try {
+      if (result !== undefined) {
+        this.deliver(shardId, result);
+      } else {
+        this.counters.tasksFailed++;
+        this.report(shardId, error);
+      }
+    } catch (err) {
+      this.report(shardId, err);
+    }
+    this.tryEarly(shardId, st);
+  }
+
+  private deliver(shardId: string, result: EvaluateResult): void {
+    const fresh = result.transitions.filter((t) => this.isCurrent(t));
+    this.counters.staleTransitionsDropped += result.transitions.length - fresh.length;
+    if (fresh.length > 0) this.opts.onTransitions(shardId, fresh);
+    this.opts.onEvaluated?.(shardId, result);
+  }
+
+  /** The slot still holds the rule the task evaluated. */
+  private isCurrent(t: Transition): boolean {
+    const seg = this.tables.ruleSegs[t.slot >> RULE_SHIFT];
+    if (seg === undefined) return false;
+    const ib = (t.slot & RULE_MASK) * RULE_I32_STRIDE;
+    return (
+      Atomics.load(seg.ruleI32, ib + RI_GENERATION) === t.generation &&
+      Atomics.load(seg.ruleI32, ib + RI_ACTIVE) === 1
+    );
+  }
+
+  private report(shardId: string, err: unknown): void {
+    if (this.opts.onError !== undefined) this.opts.onError(shardId, err);
+    else console.error(`engine evaluation of shard ${shardId} failed`, err);
+  }
+}
+
+function createPool(opts: EngineSchedulerOptions): TaskRunner {
+  const threads = opts.maxThreads ?? Math.max(1, availableParallelism() - 1);
+  const file = opts.workerFile ?? new URL('../../workers/evaluate.js', import.meta.url);
+  return new Piscina<EvaluateTask, EvaluateResult>({
+    filename: file instanceof URL ? file.href : file,
+    // Threads stay up between cycles: a fast-path task must not wait for a thread to start,
+    // and the workers' view caches survive.
+    minThreads: threads,
+    maxThreads: threads,
+    maxQueue: opts.maxQueue ?? 4096,
+  });
+}

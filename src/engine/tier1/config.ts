@@ -1,0 +1,157 @@
+/**
+ * Tier 1 (health-based failover) settings. One frozen default object; a tenant overrides
+ * fields through `resolveTier1Config`, which validates once on the front thread (at start or
+ * on a config change) so the per-cycle worker math never has to.
+ *
+ * Error rate throughout is technical errors / all outcomes (issuer declines count in the
+ * denominator but never as errors). "Credibly above thr" means the Beta(1 + errors,
+ * 1 + non-errors) posterior puts at least the configured confidence of its mass above thr.
+ */
+
+/**
+ * Consecutive technical failures at which the front thread asks for an early evaluation
+ * (`EngineScheduler.requestEvaluation`). It is also the smallest allowed `runLength`, so the
+ * early evaluation the front thread requests can always act on the run it saw.
+ * P(run of 10 | 10% errors) = 1e-10 per outcome: steady noise never triggers it.
+ */
+export const FAST_PATH_RUN = 10;
+
+export interface Tier1Config {
+  /** healthy → degraded when the error rate is credibly above this. */
+  readonly degradeThreshold: number;
+  /** → failed_over when the error rate is credibly above this. */
+  readonly failoverThreshold: number;
+  /**
+   * failed_over → healthy when the error rate of the probe traffic is credibly below this.
+   * Far below the failover threshold (hysteresis): a processor that still fails 10% of the
+   * time is not handed its traffic back. Tenants whose processors have a higher normal
+   * error rate should raise it.
+   */
+  readonly recoveryThreshold: number;
+  /** degraded → healthy when the last 60 s are credibly below this (hysteresis below degradeThreshold). */
+  readonly degradedExitThreshold: number;
+  /**
+   * Posterior mass needed to degrade. Stricter than failover: degraded moves no traffic, it
+   * alerts, and a false alert costs more than a few seconds; at 0.99 steady 10% noise
+   * degraded a 2 tx/s processor about once per 20 hours in simulation, at 0.999 never.
+   */
+  readonly degradeConfidence: number;
+  /** Posterior mass needed to fail over (the failover threshold is far above noise; speed saves payments). */
+  readonly failoverConfidence: number;
+  /** Posterior mass needed to return to healthy. */
+  readonly recoveryConfidence: number;
+  /** Trailing horizons tested for a trip, shortest first: short ones see an outage within seconds, long ones a slow ramp. */
+  readonly horizonsMs: readonly number[];
+  /**
+   * Outcomes a horizon needs before its error rate is tested. The test runs on every
+   * horizon every cycle (~1000 tests an hour), so small samples would make rare false trips
+   * routine: at n = 25 and 10% errors a 0.99 test fires once per ~600 tests, at n = 50 once
+   * per ~5000. A total outage on a quiet rule is still caught by the run length.
+   */
+  readonly minSamples: number;
+  /**
+   * Probe outcomes a probe phase needs before it is judged (failed round, restart, or
+   * recovery). With the default thresholds the recovery test itself needs ~58 clean probes.
+   */
+  readonly minProbeSamples: number;
+  /** Consecutive technical failures that fail a processor over at once (the front thread's run counter). */
+  readonly runLength: number;
+  /** Share of traffic a failed_over processor receives as recovery probes (0 disables probing). */
+  readonly probeShare: number;
+  /** Primary share right after recovery; it then grows linearly to the configured weight. */
+  readonly rampStartShare: number;
+  /** Duration of the linear shift back to the configured weight. */
+  readonly rampMs: number;
+  /** Probe suspension after the first re-trip; doubles with each further re-trip. */
+  readonly probeBackoffBaseMs: number;
+  readonly probeBackoffMaxMs: number;
+  /** A trip later than this after the previous one starts a fresh back-off streak. */
+  readonly backoffResetMs: number;
+  /** Latency degradation: p95 above `latencyFactor` × the processor's own baseline ... */
+  readonly latencyFactor: number;
+  /** ... and at least this many ms above it (so 20 ms → 70 ms is not an incident). */
+  readonly latencyMinDeltaMs: number;
+  /** A latency-degraded processor is healthy again below `latencyExitFactor` × baseline. */
+  readonly latencyExitFactor: number;
+  /** Trailing horizon of the p95 compared with the baseline. */
+  readonly latencyHorizonMs: number;
+  /** Latency samples needed in that horizon. */
+  readonly latencyMinSamples: number;
+  /** Half-life of the EWMA of healthy-period p95 that forms the baseline. */
+  readonly baselineHalfLifeMs: number;
+  /** Healthy observation time needed before the baseline is trusted. */
+  readonly baselineWarmupMs: number;
+}
+
+export const DEFAULT_TIER1_CONFIG: Tier1Config = Object.freeze({
+  degradeThreshold: 0.15,
+  failoverThreshold: 0.3,
+  recoveryThreshold: 0.05,
+  degradedExitThreshold: 0.1,
+  degradeConfidence: 0.999,
+  failoverConfidence: 0.99,
+  recoveryConfidence: 0.95,
+  horizonsMs: Object.freeze([5_000, 15_000, 60_000]),
+  minSamples: 50,
+  minProbeSamples: 10,
+  runLength: FAST_PATH_RUN,
+  probeShare: 0.02,
+  rampStartShare: 0.1,
+  rampMs: 60_000,
+  probeBackoffBaseMs: 10_000,
+  probeBackoffMaxMs: 320_000,
+  backoffResetMs: 600_000,
+  latencyFactor: 3,
+  latencyMinDeltaMs: 100,
+  latencyExitFactor: 2,
+  latencyHorizonMs: 15_000,
+  latencyMinSamples: 50,
+  baselineHalfLifeMs: 600_000,
+  baselineWarmupMs: 60_000,
+});
+
+/** Longest horizon the count buckets hold (64 one-second buckets, the current one partial). */
+const MAX_COUNT_HORIZON_MS = 63_000;
+/** Longest horizon the latency buckets hold (12 five-second buckets). */
+const MAX_LATENCY_HORIZON_MS = 60_000;
+
+/** Defaults overlaid with `overrides`, validated. Throws a RangeError naming the field. */
+export function resolveTier1Config(overrides: Partial<Tier1Config> = {}): Tier1Config {
+  const c: Tier1Config = { ...DEFAULT_TIER1_CONFIG, ...overrides };
+  const rate = (v: number): boolean => v > 0 && v < 1;
+  check('degradeThreshold', rate(c.degradeThreshold));
+  check('failoverThreshold', rate(c.failoverThreshold) && c.failoverThreshold >= c.degradeThreshold);
+  check('recoveryThreshold', rate(c.recoveryThreshold) && c.recoveryThreshold < c.failoverThreshold);
+  check('degradedExitThreshold', rate(c.degradedExitThreshold) && c.degradedExitThreshold <= c.degradeThreshold);
+  check('degradeConfidence', c.degradeConfidence >= 0.5 && c.degradeConfidence < 1);
+  check('failoverConfidence', c.failoverConfidence >= 0.5 && c.failoverConfidence < 1);
+  check('recoveryConfidence', c.recoveryConfidence >= 0.5 && c.recoveryConfidence < 1);
+  check(
+    'horizonsMs',
+    Array.isArray(c.horizonsMs) &&
+      c.horizonsMs.length > 0 &&
+      c.horizonsMs.every((h, i) => h >= 1000 && h <= MAX_COUNT_HORIZON_MS && (i === 0 || h > c.horizonsMs[i - 1])),
+  );
+  check('minSamples', Number.isInteger(c.minSamples) && c.minSamples >= 1);
+  check('minProbeSamples', Number.isInteger(c.minProbeSamples) && c.minProbeSamples >= 1);
+  check('runLength', Number.isInteger(c.runLength) && c.runLength >= FAST_PATH_RUN);
+  check('probeShare', c.probeShare >= 0 && c.probeShare <= 0.02);
+  check('rampStartShare', c.rampStartShare >= 0 && c.rampStartShare <= 1);
+  check('rampMs', c.rampMs >= 0 && Number.isFinite(c.rampMs));
+  check('probeBackoffBaseMs', c.probeBackoffBaseMs >= 0 && Number.isFinite(c.probeBackoffBaseMs));
+  check('probeBackoffMaxMs', c.probeBackoffMaxMs >= c.probeBackoffBaseMs && Number.isFinite(c.probeBackoffMaxMs));
+  check('backoffResetMs', c.backoffResetMs >= 0 && Number.isFinite(c.backoffResetMs));
+  check('latencyFactor', c.latencyFactor > 1 && Number.isFinite(c.latencyFactor));
+  check('latencyMinDeltaMs', c.latencyMinDeltaMs >= 0 && Number.isFinite(c.latencyMinDeltaMs));
+  check('latencyExitFactor', c.latencyExitFactor >= 1 && c.latencyExitFactor <= c.latencyFactor);
+  check('latencyHorizonMs', c.latencyHorizonMs >= 5000 && c.latencyHorizonMs <= MAX_LATENCY_HORIZON_MS);
+  check('latencyMinSamples', Number.isInteger(c.latencyMinSamples) && c.latencyMinSamples >= 1);
+  check('baselineHalfLifeMs', c.baselineHalfLifeMs > 0 && Number.isFinite(c.baselineHalfLifeMs));
+  check('baselineWarmupMs', c.baselineWarmupMs >= 0 && Number.isFinite(c.baselineWarmupMs));
+  return Object.freeze({ ...c, horizonsMs: Object.freeze([...c.horizonsMs]) });
+}
+
+function check(field: keyof Tier1Config, ok: boolean): void {
+  // `ok` is false for NaN as well, since every comparison with NaN is false.
+  if (!ok) throw new RangeError(`invalid tier1 config: ${field}`);
+}

@@ -1,0 +1,26 @@
+/**
+ * The piscina task: evaluate one shard (a tenant's rule slots) over shared memory and return
+ * only the status transitions. Synchronous: the task touches nothing but shared memory.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Transition } from '../src/engine/transitions.js';
+import type { EvaluateResult, EvaluateTask } from './protocol.js';
+import { evaluateRule } from './rule.js';
+import { STAGES, type RuleStage } from './stages.js';
+import { viewsFor } from './views.js';
+
+export default function evaluate(task: EvaluateTask): EvaluateResult {
+  return evaluateWith(task, STAGES);
+}
+
+/** `evaluate` with an explicit stage list (tests, and the place later tiers plug in). */
+export function evaluateWith(task: EvaluateTask, stages: readonly RuleStage[]): EvaluateResult {
+  const t0 = performance.now();
+  const views = viewsFor(task.tablesId, task.segments);
+  const transitions: Transition[] = [];
+  let evaluatedSlots = 0;
+  for (let j = 0; j < task.slots.length; j++) {
+    if (evaluateRule(views, task.slots[j], task.nowMs, task.config, stages, transitions)) evaluatedSlots++;
+  }
+  return { transitions, evaluatedSlots, durationMs: performance.now() - t0 };
+}
