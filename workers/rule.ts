@@ -129,6 +129,7 @@ export function evaluateRule(
   }
   if (same) {
     Object.assign(states[1], states[0]);
+    Object.assign(health[1], health[0]);
     writeProcState(seg.procF64, ctx.secondary.row, states[0]);
     writeHealth(seg.procF64, ctx.secondary.row, health[0]);
   }

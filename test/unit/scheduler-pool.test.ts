@@ -1,0 +1,68 @@
+/**
+ * EngineScheduler on a real piscina pool running the compiled worker (dist/workers/evaluate.js,
+ * built by `npm test`'s pretest, or `npx tsc -p tsconfig.json`).
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import {
+  PF_STATUS,
+  PROC_F64_STRIDE,
+  PROCS_PER_RULE,
+  ProcessorStatus,
+  RI_RUN_PRIMARY,
+  RI_WINDOW_PRIMARY,
+  RI_WINDOW_SECONDARY,
+  RULE_I32_STRIDE,
+} from '../../src/shared/layout.js';
+import { SharedTables } from '../../src/shared/tables.js';
+import { OutcomeKind, recordOutcome } from '../../src/shared/window.js';
+import { FAST_PATH_RUN, resolveTier1Config } from '../../src/engine/tier1/config.js';
+import { EngineScheduler, type EvaluateResult } from '../../src/engine/scheduler.js';
+import type { Transition } from '../../src/engine/transitions.js';
+
+const WORKER = fileURLToPath(new URL('../../dist/workers/evaluate.js', import.meta.url));
+
+describe('EngineScheduler with the piscina pool', () => {
+  it('evaluates a shard on a worker thread and returns the failover', async () => {
+    expect(existsSync(WORKER), `${WORKER} missing: run npx tsc -p tsconfig.json`).toBe(true);
+    const tables = new SharedTables();
+    const now = Date.now();
+    const slot = tables.allocRule(0.9, false, now);
+    const wp = tables.allocWindow();
+    const ws = tables.allocWindow();
+    const ruleI32 = tables.ruleSegs[0].ruleI32;
+    ruleI32[slot * RULE_I32_STRIDE + RI_WINDOW_PRIMARY] = wp;
+    ruleI32[slot * RULE_I32_STRIDE + RI_WINDOW_SECONDARY] = ws;
+    // The front thread's view of a hard outage: a run of technical failures.
+    for (let i = 0; i < FAST_PATH_RUN; i++) {
+      recordOutcome(tables.windowSegs[0], wp, now, OutcomeKind.Timeout, 30_000);
+      Atomics.add(ruleI32, slot * RULE_I32_STRIDE + RI_RUN_PRIMARY, 1);
+    }
+
+    let resolveTransitions!: (t: Transition[]) => void;
+    const got = new Promise<Transition[]>((r) => (resolveTransitions = r));
+    const results: EvaluateResult[] = [];
+    const config = { tier1: resolveTier1Config(), predictionEnabled: false, banditEnabled: false };
+    const sched = new EngineScheduler({
+      tables,
+      getShards: () => [{ shardId: 'tenant-a', slots: [slot], config }],
+      onTransitions: (_id, ts) => resolveTransitions(ts),
+      onEvaluated: (_id, r) => results.push(r),
+      workerFile: WORKER,
+      maxThreads: 1,
+    });
+    try {
+      sched.requestEvaluation('tenant-a');
+      const ts = await got;
+      expect(ts).toMatchObject([{ slot, processor: 0, event: 'failover.triggered', from: 'healthy', to: 'failed_over' }]);
+      await sched.whenIdle('tenant-a');
+      expect(results).toMatchObject([{ evaluatedSlots: 1 }]);
+      // The worker wrote the status into shared memory.
+      expect(tables.ruleSegs[0].procF64[slot * PROCS_PER_RULE * PROC_F64_STRIDE + PF_STATUS]).toBe(ProcessorStatus.FailedOver);
+      expect(sched.stats()).toMatchObject({ earlyEvaluations: 1, tasksFailed: 0 });
+    } finally {
+      await sched.stop();
+    }
+  });
+});
