@@ -107,7 +107,8 @@ export class EngineScheduler {
   /** Starts the cycle timer. */
   start(): void {
     if (this.interval !== undefined || this.stopped) return;
-    this.interval = setInterval(() => void this.runCycle(), this.intervalMs);
+    // A throwing shard provider must not become an unhandled rejection (fatal in Node 20).
+    this.interval = setInterval(() => this.runCycle().catch((err) => this.report('*', err)), this.intervalMs);
     this.interval.unref();
   }
 

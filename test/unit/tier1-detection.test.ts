@@ -95,7 +95,7 @@ describe('gradual degradation', () => {
   });
 });
 
-describe('steady noise at 20 tx/s over a simulated hour', () => {
+describe('steady noise at 20 tx/s over simulated hours', () => {
   it.each([0.02, 0.1, 0.15])('%f technical errors never fail over', (err) => {
     const counts: Record<string, number> = {};
     for (const seed of [1, 2]) {
