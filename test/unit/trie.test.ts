@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import { RuleTrie } from '../../src/routing/trie.js';
+
+const W = '*';
+/** Six attributes: the given ones padded with `*`. */
+const k = (...a: string[]) => [...a, ...Array(6 - a.length).fill(W)];
+/** Six transaction values: the given ones, then null (no value). */
+const tx = (...v: (string | null)[]) => [...v, ...Array(6 - v.length).fill(null)] as (string | null)[];
+
+describe('RuleTrie insert/get/remove', () => {
+  it('starts with the root only', () => {
+    const t = new RuleTrie<string>();
+    expect(t.totalNodes).toBe(1);
+    expect(t.totalRules).toBe(0);
+    expect(t.match(tx('US', 'USD', 'card', 'visa', 'one_time', 'micro'))).toBeUndefined();
+  });
+
+  it('insert adds one node per new level and refuses an existing key', () => {
+    const t = new RuleTrie<string>();
+    expect(t.insert(k('US', 'USD', 'card'), 'a')).toBe(true);
+    expect(t.totalNodes).toBe(7);
+    expect(t.totalRules).toBe(1);
+    // Shares US/USD: adds card-type, type, tier levels under a new payment method.
+    expect(t.insert(k('US', 'USD', 'wallet'), 'b')).toBe(true);
+    expect(t.totalNodes).toBe(11);
+    expect(t.insert(k('US', 'USD', 'card'), 'c')).toBe(false);
+    expect(t.totalNodes).toBe(11);
+    expect(t.totalRules).toBe(2);
+    expect(t.get(k('US', 'USD', 'card'))).toBe('a');
+  });
+
+  it('get is exact: no wildcard matching', () => {
+    const t = new RuleTrie<string>();
+    t.insert(k('*', 'USD'), 'any_usd');
+    expect(t.get(k('*', 'USD'))).toBe('any_usd');
+    expect(t.get(k('US', 'USD'))).toBeUndefined();
+    expect(t.get(k('*', 'USD', 'card'))).toBeUndefined();
+    expect(t.get(k('*'))).toBeUndefined();
+  });
+
+  it('remove prunes empty branches back to the shared prefix', () => {
+    const t = new RuleTrie<string>();
+    t.insert(k('US', 'USD', 'card'), 'a');
+    t.insert(k('US', 'USD', 'card', 'visa'), 'b');
+    expect(t.totalNodes).toBe(10); // root + US + USD + card + {*,visa} + 2×(* , *)
+    expect(t.remove(k('US', 'USD', 'card', 'visa'))).toBe(true);
+    expect(t.totalNodes).toBe(7);
+    expect(t.totalRules).toBe(1);
+    expect(t.get(k('US', 'USD', 'card'))).toBe('a');
+    expect(t.remove(k('US', 'USD', 'card'))).toBe(true);
+    expect(t.totalNodes).toBe(1);
+    expect(t.totalRules).toBe(0);
+  });
+
+  it('remove of an absent key (missing path, or path without a value) is false and changes nothing', () => {
+    const t = new RuleTrie<string>();
+    t.insert(k('US', 'USD', 'card', 'visa'), 'a');
+    expect(t.remove(k('US', 'EUR'))).toBe(false);
+    expect(t.remove(k('US', 'USD', 'card'))).toBe(false); // US/USD/card/*/*/* does not exist
+    expect(t.remove(k('US', 'USD', 'card', 'visa', 'one_time'))).toBe(false);
+    expect(t.totalNodes).toBe(7);
+    expect(t.totalRules).toBe(1);
+    expect(t.remove(k('US', 'USD', 'card', 'visa'))).toBe(true);
+    expect(t.remove(k('US', 'USD', 'card', 'visa'))).toBe(false);
+    expect(t.totalNodes).toBe(1);
+  });
+
+  it('a removed key can be inserted again, and node counts stay exact over many inserts and removes', () => {
+    const t = new RuleTrie<number>();
+    const keys: string[][] = [];
+    for (const c of ['US', 'GB', '*']) for (const cur of ['USD', '*']) for (const pm of ['card', 'wallet', '*']) keys.push(k(c, cur, pm));
+    keys.forEach((key, i) => expect(t.insert(key, i)).toBe(true));
+    expect(t.totalRules).toBe(keys.length);
+    const full = t.totalNodes;
+    // 3 countries, 6 currency nodes, 18 payment-method nodes, each with 3 more levels below.
+    expect(full).toBe(1 + 3 + 6 + 18 * 4);
+    for (const key of keys) expect(t.remove(key)).toBe(true);
+    expect(t.totalNodes).toBe(1);
+    expect(t.totalRules).toBe(0);
+    keys.forEach((key, i) => expect(t.insert(key, i)).toBe(true));
+    expect(t.totalNodes).toBe(full);
+  });
+});
+
+describe('RuleTrie match', () => {
+  it('an exact value beats `*` at each level', () => {
+    const t = new RuleTrie<string>();
+    t.insert(k('US', 'USD', 'card', 'visa'), 'visa');
+    t.insert(k('US', 'USD', 'card'), 'card');
+    t.insert(k('*', 'USD'), 'any_usd');
+    expect(t.match(tx('US', 'USD', 'card', 'visa', 'one_time', 'standard'))).toBe('visa');
+    expect(t.match(tx('US', 'USD', 'card', 'mastercard', 'one_time', 'standard'))).toBe('card');
+    expect(t.match(tx('DE', 'USD', 'card', 'visa', 'one_time', 'standard'))).toBe('any_usd');
+    expect(t.match(tx('DE', 'EUR', 'card', 'visa', 'one_time', 'standard'))).toBeUndefined();
+  });
+
+  it('backtracks to `*` when the exact branch has no complete match below', () => {
+    const t = new RuleTrie<string>();
+    t.insert(k('GB', 'GBP', 'card', 'visa', 'recurring'), 'visa_recurring');
+    t.insert(k('GB', 'GBP', 'card'), 'card');
+    t.insert(k('FR', 'EUR'), 'fr_eur');
+    t.insert(k('*', 'USD'), 'any_usd');
+    expect(t.match(tx('GB', 'GBP', 'card', 'visa', 'recurring'))).toBe('visa_recurring');
+    expect(t.match(tx('GB', 'GBP', 'card', 'visa', 'one_time'))).toBe('card');
+    // Backtracking at the first level.
+    expect(t.match(tx('FR', 'USD', 'card'))).toBe('any_usd');
+    expect(t.match(tx('FR', 'EUR', 'card'))).toBe('fr_eur');
+  });
+
+  it('backtracks several levels up', () => {
+    const t = new RuleTrie<string>();
+    t.insert(k('US', 'USD', 'card', 'visa', 'one_time', 'premium'), 'deep');
+    t.insert(k('US'), 'us');
+    t.insert(k(), 'catch_all');
+    expect(t.match(tx('US', 'USD', 'card', 'visa', 'one_time', 'premium'))).toBe('deep');
+    expect(t.match(tx('US', 'USD', 'card', 'visa', 'one_time', 'micro'))).toBe('us');
+    expect(t.match(tx('JP', 'JPY', 'card', 'visa', 'one_time', 'micro'))).toBe('catch_all');
+  });
+
+  it('the earliest position where rules differ decides', () => {
+    const t = new RuleTrie<string>();
+    t.insert(k('DE', '*', 'card'), 'de_card');
+    t.insert(k('*', 'CHF', 'card', 'visa', 'one_time', 'micro'), 'chf_very_specific');
+    expect(t.match(tx('DE', 'CHF', 'card', 'visa', 'one_time', 'micro'))).toBe('de_card');
+    expect(t.match(tx('IT', 'CHF', 'card', 'visa', 'one_time', 'micro'))).toBe('chf_very_specific');
+  });
+
+  it('a position without a value (null) only matches `*`', () => {
+    const t = new RuleTrie<string>();
+    t.insert(k('JP', 'JPY', 'card', '*', '*', 'premium'), 'premium');
+    t.insert(k('JP', 'JPY', 'card', 'visa'), 'visa');
+    expect(t.match(tx('JP', 'JPY', 'card', null, 'one_time', null))).toBeUndefined();
+    expect(t.match(tx('JP', 'JPY', 'card', null, 'one_time', 'premium'))).toBe('premium');
+    expect(t.match(tx('JP', 'JPY', 'card', 'visa', 'one_time', null))).toBe('visa');
+    t.insert(k('JP', 'JPY', 'card'), 'general');
+    expect(t.match(tx('JP', 'JPY', 'card', null, 'one_time', null))).toBe('general');
+    // The literal string "*" as a transaction value is not special: it follows the exact map
+    // (where `*` is never a key) and then the wildcard branch.
+    expect(t.match(tx('JP', 'JPY', 'card', '*', 'one_time', '*'))).toBe('general');
+  });
+
+  it('a removed rule no longer matches; the more general one takes over', () => {
+    const t = new RuleTrie<string>();
+    t.insert(k('US', 'USD', 'card', 'visa'), 'visa');
+    t.insert(k('US', 'USD', 'card'), 'card');
+    t.remove(k('US', 'USD', 'card', 'visa'));
+    expect(t.match(tx('US', 'USD', 'card', 'visa', 'one_time'))).toBe('card');
+  });
+});
