@@ -8,6 +8,7 @@ import type { Store } from './store/store.js';
 import type { TenantRegistry } from './tenants/registry.js';
 import type { Tenant } from './tenants/tenant.js';
 import type { RecordedOutcome } from './routing/outcome.js';
+import type { WebhookDispatcher } from './webhooks/dispatcher.js';
 
 /** What the HTTP layer needs from the engine (health evaluation and the tiers). */
 export interface EngineFacade {
@@ -25,6 +26,8 @@ export interface AppContext {
   rules: RuleService;
   metrics: Metrics;
   engine: EngineFacade;
+  /** Webhook registry and event publishing: `webhooks.publish(tenantId, eventType, data, atMs)`. */
+  webhooks?: WebhookDispatcher;
 }
 
 /** The tenant a request acts for: always the one its API key maps to. */

@@ -1,0 +1,76 @@
+/** What is stored for webhooks and deliveries, and how the API shows it. */
+import type { EventType } from './events.js';
+import type { AttemptReport } from './protocol.js';
+
+export interface WebhookRecord {
+  id: string;
+  url: string;
+  event_types: EventType[];
+  active: boolean;
+  /** Stored as given (it is needed to sign); never returned by the API, never logged. */
+  secret: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed'];
+
+export interface AttemptRecord extends AttemptReport {
+  /** 1 for the original series, +1 per redelivery. */
+  series: number;
+}
+
+export interface DeliveryRecord {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: EventType;
+  status: DeliveryStatus;
+  series: number;
+  /** The exact JSON bytes sent (and signed) on every attempt. */
+  body: string;
+  created_at: string;
+  updated_at: string;
+  /** When the next attempt is due, while a retry is scheduled. */
+  next_attempt_at: string | null;
+  attempts: AttemptRecord[];
+}
+
+export function webhookOutput(r: WebhookRecord) {
+  return {
+    id: r.id,
+    url: r.url,
+    event_types: r.event_types,
+    active: r.active,
+    has_secret: r.secret !== null,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}
+
+export function deliveryOutput(r: DeliveryRecord) {
+  let payload: unknown = null;
+  try {
+    payload = JSON.parse(r.body);
+  } catch {
+    // stored bodies are always JSON; keep the listing alive regardless
+  }
+  return {
+    id: r.id,
+    webhook_id: r.webhook_id,
+    event_id: r.event_id,
+    event_type: r.event_type,
+    status: r.status,
+    series: r.series,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+    next_attempt_at: r.next_attempt_at,
+    attempts: r.attempts,
+    payload,
+  };
+}
+
+export function snapshot(r: DeliveryRecord): DeliveryRecord {
+  return { ...r, attempts: r.attempts.map((a) => ({ ...a })) };
+}
