@@ -23,6 +23,7 @@ export const ErrorCodes = {
   METHOD_NOT_ALLOWED: 405,
   RULE_ALREADY_EXISTS: 409,
   ONBOARDING_CONFLICT: 409,
+  DELIVERY_IN_PROGRESS: 409,
   PAYLOAD_TOO_LARGE: 413,
   VALIDATION_FAILED: 422,
   LIMIT_EXCEEDED: 422,
@@ -72,6 +73,10 @@ export const errors = {
     }),
   ruleExists: (ruleId: string) =>
     new ServiceError('RULE_ALREADY_EXISTS', `rule "${ruleId}" already exists`, [{ field: 'rule_id', message: 'already exists' }]),
+  sameAttributes: (ruleId: string, holder: string) =>
+    new ServiceError('RULE_ALREADY_EXISTS', `rule "${holder}" already has these attributes; "${ruleId}" would never be chosen`, [
+      { field: 'attributes', message: `same as rule "${holder}" (after padding with *)` },
+    ]),
   rulesExist: (ruleIds: string[]) =>
     new ServiceError(
       'ONBOARDING_CONFLICT',
@@ -82,6 +87,14 @@ export const errors = {
   limit: (field: string, message: string) => new ServiceError('LIMIT_EXCEEDED', message, [{ field, message }]),
   unavailable: (message: string) => new ServiceError('SERVICE_UNAVAILABLE', message, undefined, { 'Retry-After': '1' }),
   internal: () => new ServiceError('INTERNAL_ERROR', 'internal error'),
+  webhookNotFound: (id: string) =>
+    new ServiceError('WEBHOOK_NOT_FOUND', `webhook "${id}" not found`, [{ field: 'webhook_id', message: 'no such webhook' }]),
+  deliveryNotFound: (id: string) =>
+    new ServiceError('DELIVERY_NOT_FOUND', `delivery "${id}" not found`, [{ field: 'delivery_id', message: 'no such delivery of this webhook' }]),
+  deliveryInProgress: (id: string) =>
+    new ServiceError('DELIVERY_IN_PROGRESS', `delivery "${id}" is still pending; redeliver it once it has been delivered or has failed`, [
+      { field: 'delivery_id', message: 'still pending' },
+    ]),
 };
 
 /** The single error serializer. Unexpected errors become a generic 500 with no internals. */

@@ -1,11 +1,13 @@
 /**
- * Start order: config → store → shared tables → tenants and rules → engine → HTTP.
+ * Start order: config → store → shared tables → tenants and rules → webhooks (delivery thread,
+ * pending deliveries resumed) → engine → HTTP.
  * Stop order (SIGTERM/SIGINT): stop accepting, answer in-flight requests, stop the engine,
- * flush and close the store.
+ * stop webhook delivery (in-flight attempts finish or are cut within 3 s; unfinished deliveries
+ * stay pending for the next start), flush and close the store.
  */
 import { readFileSync } from 'node:fs';
 import uws from '@trufflesuite/uws-js-unofficial';
-import type { AppContext, EngineFacade } from './app-context.js';
+import type { AppContext } from './app-context.js';
 import { loadConfig, type Config } from './config.js';
 import { CorsPolicy } from './http/cors.js';
 import type { Endpoint } from './http/endpoint.js';
@@ -13,6 +15,12 @@ import { rootEndpoints } from './http/resources/root.js';
 import { routingEndpoints } from './http/resources/routing.js';
 import { ruleEndpoints } from './http/resources/rules.js';
 import { statsEndpoints } from './http/resources/stats.js';
+import { healthEndpoints } from './http/resources/health.js';
+import { configEndpoints } from './http/resources/config.js';
+import { TenantConfigService } from './tenants/tenant-config.js';
+import { EngineService } from './engine/engine-service.js';
+import { registerEngineGauges } from './metrics/engine-gauges.js';
+import { webhookEndpoints } from './http/resources/webhooks.js';
 import { Router } from './http/router.js';
 import { log, setLogLevel } from './log.js';
 import { Metrics } from './metrics/registry.js';
@@ -22,6 +30,7 @@ import { SharedTables } from './shared/tables.js';
 import { LmdbStore } from './store/lmdb-store.js';
 import { TenantRegistry } from './tenants/registry.js';
 import { settingsForTier } from './tenants/tenant.js';
+import { WebhookDispatcher } from './webhooks/dispatcher.js';
 
 export const MAX_RULES_PER_TENANT = 200_000;
 
@@ -44,10 +53,19 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
   const tenants = new TenantRegistry(configuredTenants, settingsForTier(config.tier, config.shadowMode));
   const metrics = new Metrics();
 
-  const engine: EngineFacade = { running: () => false, outcomeRecorded: () => {} };
-  const rules = new RuleService(store, tables, tenants, { release: (_t, slot) => tables.freeRule(slot) }, MAX_RULES_PER_TENANT);
+  const engine = new EngineService({ tables, tenants, store, metrics, intervalMs: config.evalIntervalMs });
+  const rules = new RuleService(store, tables, tenants, engine, MAX_RULES_PER_TENANT);
   const app: AppContext = { config, version: packageVersion(), store, tables, tenants, rules, metrics, engine };
+  const configs = new TenantConfigService(store, tenants);
+  configs.load();
+  configs.onChange((t) => engine.configChanged(t));
   const loaded = rules.load();
+  const webhooks = new WebhookDispatcher({ store, config, metrics, version: app.version });
+  app.webhooks = webhooks;
+  await webhooks.start();
+  engine.setPublisher((tenantId, eventType, data, atMs) => webhooks.publish(tenantId, eventType, data, atMs));
+  engine.start();
+  registerEngineGauges(metrics, tables, tenants, config.tier);
 
   metrics.gauge('service_store_connected', 'backing-store connectivity, 0 or 1', [], (g) => g.set(store.connected() ? 1 : 0));
 
@@ -57,6 +75,9 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
     ...routingEndpoints(app),
     ...ruleEndpoints(app),
     ...statsEndpoints(app, () => 0),
+    ...healthEndpoints(app, engine),
+    ...configEndpoints(app, configs),
+    ...webhookEndpoints(webhooks),
   );
 
   const router = new Router({
@@ -80,6 +101,8 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
     (stopping ??= (async () => {
       uws.us_listen_socket_close(listenSocket);
       await Promise.race([router.drain(), new Promise((r) => setTimeout(r, 10_000))]);
+      await engine.stop();
+      await webhooks.stop();
       await store.close();
       log.info('service stopped');
     })());

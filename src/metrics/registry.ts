@@ -11,7 +11,10 @@ export class Metrics {
   readonly requestDuration: Histogram<'method' | 'path'>;
   readonly routed: Counter;
   readonly reported: Counter;
-  readonly failovers: Counter<'rule_id' | 'from_processor' | 'to_processor'>;
+  /** `tenant_id` is set for tenants other than `default` (rule ids are only unique per tenant). */
+  readonly failovers: Counter<'rule_id' | 'from_processor' | 'to_processor' | 'tenant_id'>;
+  /** Webhook delivery attempts: outcome delivered | failed (all attempts failed) | retried. */
+  readonly webhookDeliveries: Counter<'event_type' | 'outcome'>;
   private readonly requestChildren = new Map<string, { inc(): void }>();
   private readonly durationChildren = new Map<string, { observe(v: number): void }>();
 
@@ -35,7 +38,13 @@ export class Metrics {
     this.failovers = new Counter({
       name: 'service_failover_events_total',
       help: 'failover events',
-      labelNames: ['rule_id', 'from_processor', 'to_processor'],
+      labelNames: ['rule_id', 'from_processor', 'to_processor', 'tenant_id'],
+      registers,
+    });
+    this.webhookDeliveries = new Counter({
+      name: 'service_webhook_deliveries_total',
+      help: 'webhook delivery attempts by outcome: delivered, failed (all attempts failed), retried (a failed attempt with another to come)',
+      labelNames: ['event_type', 'outcome'],
       registers,
     });
     collectDefaultMetrics({ register: this.registry, prefix: 'service_process_' });

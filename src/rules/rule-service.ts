@@ -4,7 +4,8 @@
  * synchronously first, so two concurrent creates of one id cannot both succeed.
  */
 import { errors } from '../errors.js';
-import { padAttributes } from '../routing/attributes.js';
+import { log } from '../log.js';
+import { attributeIssues, padAttributes } from '../routing/attributes.js';
 import type { RuleInput } from '../schemas/rules.js';
 import type { SharedTables } from '../shared/tables.js';
 import type { Collection, Store } from '../store/store.js';
@@ -76,7 +77,13 @@ export class RuleService {
   load(): number {
     let n = 0;
     for (const { tenantId, value } of this.records.listAll()) {
-      this.goLive(this.tenants.get(tenantId), value);
+      const tenant = this.tenants.get(tenantId);
+      if (tenant.trie.get(value.attributes)) {
+        // Stored before equal attributes were refused: the first (by id) keeps routing.
+        log.warn('rule not loaded: another rule has the same attributes', { tenant: tenantId, rule_id: value.rule_id });
+        continue;
+      }
+      this.goLive(tenant, value);
       n++;
     }
     return n;
@@ -88,23 +95,33 @@ export class RuleService {
     this.lifecycle.created?.(tenant, record.rule_id, slot);
   }
 
-  private checkAvailable(tenant: Tenant, ids: string[], extra: number): void {
+  private checkCapacity(tenant: Tenant, extra: number): void {
     if (tenant.rules.size + tenant.pending.size + extra > this.maxRulesPerTenant) {
       throw errors.limit('rule_id', `a tenant may hold at most ${this.maxRulesPerTenant} rules`);
     }
-    for (const id of ids) {
-      if (tenant.rules.has(id) || tenant.pending.has(id)) throw errors.ruleExists(id);
-    }
+  }
+
+  /** Two rules with the same (padded, normalized) attributes would make routing ambiguous. */
+  private holderOf(tenant: Tenant, attrs: string[]): string | undefined {
+    return tenant.trie.get(attrs)?.record.rule_id ?? tenant.pendingAttributes.get(attrs.join('\u0000'));
   }
 
   async create(tenant: Tenant, input: RuleInput): Promise<RuleRecord> {
-    this.checkAvailable(tenant, [input.rule_id], 1);
+    this.checkCapacity(tenant, 1);
+    if (tenant.rules.has(input.rule_id) || tenant.pending.has(input.rule_id)) throw errors.ruleExists(input.rule_id);
+    const issues = attributeIssues(input.attributes);
+    if (issues.length > 0) throw errors.validation(issues);
     const record = toRecord(input, new Date());
+    const holder = this.holderOf(tenant, record.attributes);
+    if (holder !== undefined) throw errors.sameAttributes(record.rule_id, holder);
+    const attrKey = record.attributes.join('\u0000');
     tenant.pending.add(record.rule_id);
+    tenant.pendingAttributes.set(attrKey, record.rule_id);
     try {
       await this.records.put(tenant.id, record.rule_id, record);
     } finally {
       tenant.pending.delete(record.rule_id);
+      tenant.pendingAttributes.delete(attrKey);
     }
     this.goLive(tenant, record);
     return record;
@@ -115,9 +132,11 @@ export class RuleService {
    * reported together, before anything is written.
    */
   async createMany(tenant: Tenant, records: RuleRecord[]): Promise<void> {
-    const conflicts = records.map((r) => r.rule_id).filter((id) => tenant.rules.has(id) || tenant.pending.has(id));
+    const conflicts = records
+      .filter((r) => tenant.rules.has(r.rule_id) || tenant.pending.has(r.rule_id) || this.holderOf(tenant, r.attributes) !== undefined)
+      .map((r) => r.rule_id);
     if (conflicts.length > 0) throw errors.rulesExist(conflicts);
-    this.checkAvailable(tenant, [], records.length);
+    this.checkCapacity(tenant, records.length);
     for (const r of records) tenant.pending.add(r.rule_id);
     try {
       await this.store.atomic((batch) => {
@@ -135,12 +154,16 @@ export class RuleService {
 
   async remove(tenant: Tenant, ruleId: string): Promise<void> {
     const live = tenant.rules.get(ruleId);
-    if (!live) throw errors.ruleNotFound(ruleId);
-    await this.records.remove(tenant.id, ruleId);
-    // The store write is done; only now does routing stop seeing the rule.
-    if (tenant.rules.get(ruleId) === live) {
-      tenant.removeRule(ruleId);
-      this.lifecycle.release(tenant, live.slot);
+    // A delete already under way owns the rule: a second one is told it is gone.
+    if (!live || tenant.deleting.has(ruleId)) throw errors.ruleNotFound(ruleId);
+    tenant.deleting.add(ruleId);
+    try {
+      await this.records.remove(tenant.id, ruleId);
+    } finally {
+      tenant.deleting.delete(ruleId);
     }
+    // The store write is done; only now does routing stop seeing the rule.
+    tenant.removeRule(ruleId);
+    this.lifecycle.release(tenant, live.slot);
   }
 }

@@ -91,7 +91,7 @@ export class LmdbStore implements Store {
 
   constructor(path: string) {
     mkdirSync(path, { recursive: true });
-    this.root = open({ path, compression: false, overlappingSync: false, maxDbs: 64 });
+    this.root = open({ path, noSubdir: false, compression: false, overlappingSync: false, maxDbs: 64 });
   }
 
   private db(name: string): AnyDb {

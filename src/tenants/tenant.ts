@@ -6,6 +6,7 @@
 import { RuleTrie } from '../routing/trie.js';
 import type { ErrorCodeOverrides } from '../engine/classify.js';
 import { NO_OVERRIDES } from '../engine/classify.js';
+import type { Tier1Config } from '../engine/tier1/config.js';
 
 export interface RuleRecord {
   rule_id: string;
@@ -49,8 +50,17 @@ export class Tenant {
   readonly trie = new RuleTrie<LiveRule>();
   counters: TenantCounters = { routed: 0, reported: 0, failovers: 0 };
   errorCodes: ErrorCodeOverrides = NO_OVERRIDES;
+  /** Tier 1 threshold overrides the tenant configured (validated when set). */
+  tier1Overrides: Partial<Tier1Config> = {};
+  /** Tier 2 / Tier 3 overrides (action threshold, half-life...), validated when set. */
+  foresightOverrides: Record<string, number> = {};
+  banditOverrides: Record<string, number> = {};
   /** Rule ids being created right now (reserved before the store write resolves). */
   readonly pending = new Set<string>();
+  /** Attribute keys of rules being created right now → their rule id. */
+  readonly pendingAttributes = new Map<string, string>();
+  /** Rule ids being deleted right now. */
+  readonly deleting = new Set<string>();
   private slotCache: Int32Array | null = null;
 
   constructor(
@@ -59,8 +69,10 @@ export class Tenant {
   ) {}
 
   addRule(rule: LiveRule): void {
+    if (!this.trie.insert(rule.record.attributes, rule)) {
+      throw new Error(`rule ${rule.record.rule_id}: attributes already taken`); // callers check first
+    }
     this.rules.set(rule.record.rule_id, rule);
-    this.trie.insert(rule.record.attributes, rule);
     this.slotCache = null;
   }
 
@@ -68,7 +80,7 @@ export class Tenant {
     const rule = this.rules.get(ruleId);
     if (!rule) return undefined;
     this.rules.delete(ruleId);
-    this.trie.remove(rule.record.attributes);
+    if (this.trie.get(rule.record.attributes) === rule) this.trie.remove(rule.record.attributes);
     this.slotCache = null;
     return rule;
   }

@@ -1,0 +1,208 @@
+/**
+ * The engine on the front thread: schedules evaluations on the worker pool, turns the
+ * transitions the workers return into the audit trail, counters, metrics and webhook
+ * events, checkpoints engine state to the store, and restores it at start.
+ *
+ *   outcome ──(run = FAST_PATH_RUN)──► requestEvaluation(tenant)
+ *   timer / early ──► piscina evaluate(shard) ──► transitions ──► audit log, counters, webhooks
+ *                                             └─► onEvaluated ──► checkpoint (LMDB)
+ */
+import type { EngineFacade } from '../app-context.js';
+import { log } from '../log.js';
+import type { Metrics } from '../metrics/registry.js';
+import type { RuleLifecycle } from '../rules/rule-service.js';
+import { RI_WINDOW_PRIMARY, RI_WINDOW_SECONDARY, RULE_I32_STRIDE, RULE_MASK, RULE_SHIFT } from '../shared/layout.js';
+import type { SharedTables } from '../shared/tables.js';
+import type { Collection, Log, Store } from '../store/store.js';
+import type { TenantRegistry } from '../tenants/registry.js';
+import type { LiveRule, Tenant } from '../tenants/tenant.js';
+import type { RecordedOutcome } from '../routing/outcome.js';
+import { restoreRule, snapshotRule } from './checkpoint.js';
+import { eventData, failoverEventOf, type FailoverEventRecord } from './events.js';
+import { EngineScheduler, type ShardSpec, type TenantEngineConfig } from './scheduler.js';
+import { FAST_PATH_RUN, resolveTier1Config } from './tier1/config.js';
+import type { Transition, TransitionEvent } from './transitions.js';
+import type { FailoverEventData, ProcessorEventData } from '../webhooks/events.js';
+
+export type EventPublisher = (tenantId: string, eventType: TransitionEvent, data: FailoverEventData | ProcessorEventData, atMs: number) => void;
+
+interface CounterCheckpoint {
+  routed: number;
+  reported: number;
+}
+
+export interface EngineServiceOptions {
+  tables: SharedTables;
+  tenants: TenantRegistry;
+  store: Store;
+  metrics: Metrics;
+  intervalMs: number;
+  /** Tests may point at another compiled worker. */
+  workerFile?: string | URL;
+}
+
+export class EngineService implements EngineFacade, RuleLifecycle {
+  readonly events: Log<FailoverEventRecord>;
+  private readonly checkpoints: Collection<number[]>;
+  private readonly counters: Collection<CounterCheckpoint>;
+  private readonly scheduler: EngineScheduler;
+  /** Live rule of each occupied slot, to name the rule of a transition. */
+  private readonly bySlot = new Map<number, LiveRule>();
+  private readonly configs = new Map<string, TenantEngineConfig>();
+  private publish: EventPublisher = () => {};
+  private started = false;
+  private stopped = false;
+  private pendingWrites = new Set<Promise<unknown>>();
+
+  constructor(private readonly o: EngineServiceOptions) {
+    this.events = o.store.log<FailoverEventRecord>('failover_events');
+    this.checkpoints = o.store.collection<number[]>('engine_state');
+    this.counters = o.store.collection<CounterCheckpoint>('tenant_counters');
+    this.scheduler = new EngineScheduler({
+      tables: o.tables,
+      intervalMs: o.intervalMs,
+      workerFile: o.workerFile,
+      getShards: () => this.shards(),
+      onTransitions: (shardId, ts) => this.onTransitions(shardId, ts),
+      onEvaluated: (shardId) => this.checkpoint(shardId),
+      onError: (shardId, err) => log.error('evaluation failed', { tenant: shardId, err: String((err as Error)?.stack ?? err) }),
+    });
+  }
+
+  /** Where transitions are announced (the webhook dispatcher). */
+  setPublisher(p: EventPublisher): void {
+    this.publish = p;
+  }
+
+  // ── lifecycle ────────────────────────────────────────────────────────────────────────
+  /** Called after rules are loaded: restores counters, then starts the cycle. */
+  start(): void {
+    for (const t of this.o.tenants.all()) {
+      const c = this.counters.get(t.id, 'counters');
+      if (c) t.counters = { routed: c.routed, reported: c.reported, failovers: 0 };
+      t.counters.failovers = this.events.count(t.id);
+    }
+    this.scheduler.start();
+    this.started = true;
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    await this.scheduler.stop();
+    for (const t of this.o.tenants.all()) this.checkpoint(t.id);
+    await Promise.allSettled([...this.pendingWrites]);
+  }
+
+  running(): boolean {
+    return this.started && !this.stopped;
+  }
+
+  stats() {
+    return this.scheduler.stats();
+  }
+
+  /** The resolved engine configuration of a tenant (cached until its settings change). */
+  configOf(t: Tenant): TenantEngineConfig {
+    let c = this.configs.get(t.id);
+    if (!c) {
+      c = { tier1: resolveTier1Config(t.tier1Overrides), predictionEnabled: t.settings.predictionEnabled, banditEnabled: t.settings.banditEnabled };
+      this.configs.set(t.id, c);
+    }
+    return c;
+  }
+
+  /** Call after changing a tenant's settings or overrides; takes effect at its next evaluation. */
+  configChanged(t: Tenant): void {
+    this.configs.delete(t.id);
+    this.scheduler.requestEvaluation(t.id);
+  }
+
+  private *shards(): Iterable<ShardSpec> {
+    for (const t of this.o.tenants.all()) {
+      if (t.rules.size === 0) continue;
+      yield { shardId: t.id, slots: t.slots(), config: this.configOf(t) };
+    }
+  }
+
+  // ── hot path hook ────────────────────────────────────────────────────────────────────
+  outcomeRecorded(tenant: Tenant, outcome: RecordedOutcome): void {
+    // Exactly at the threshold: one early evaluation per run, not one per further failure.
+    if (outcome.run === FAST_PATH_RUN && this.started) this.scheduler.requestEvaluation(tenant.id);
+  }
+
+  // ── rule lifecycle ───────────────────────────────────────────────────────────────────
+  created(tenant: Tenant, ruleId: string, slot: number): void {
+    const rule = tenant.rules.get(ruleId)!;
+    this.bySlot.set(slot, rule);
+    if (!this.started) {
+      const saved = this.checkpoints.get(tenant.id, ruleId);
+      if (saved) restoreRule(this.o.tables, slot, Float64Array.from(saved));
+    }
+  }
+
+  release(tenant: Tenant, slot: number): void {
+    const rule = this.bySlot.get(slot);
+    if (rule) this.track(this.checkpoints.remove(tenant.id, rule.record.rule_id));
+    // The tenant's slot list no longer has the slot; a task already running may still read
+    // it, so the slot is recycled only once the tenant's shard is idle.
+    this.scheduler.whenIdle(tenant.id).then(() => {
+      if (this.bySlot.get(slot) === rule) this.bySlot.delete(slot);
+      this.o.tables.freeRule(slot);
+    });
+  }
+
+  // ── results ──────────────────────────────────────────────────────────────────────────
+  private onTransitions(tenantId: string, transitions: Transition[]): void {
+    const tenant = this.o.tenants.find(tenantId);
+    if (!tenant) return;
+    for (const t of transitions) {
+      const rule = this.bySlot.get(t.slot);
+      if (!rule || tenant.rules.get(rule.record.rule_id) !== rule) continue;
+      if (t.event === 'failover.triggered') {
+        const ev = failoverEventOf(rule.record, t);
+        tenant.counters.failovers++;
+        this.o.metrics.failovers.inc(failoverLabels(tenantId, ev));
+        this.track(this.events.append(tenantId, t.atMs, ev));
+      }
+      log.info('processor transition', { tenant: tenantId, rule_id: rule.record.rule_id, event: t.event, from: t.from, to: t.to, reason: t.reason });
+      try {
+        this.publish(tenantId, t.event, eventData(rule.record, t), t.atMs);
+      } catch (e) {
+        log.error('event publish failed', { tenant: tenantId, err: String(e) });
+      }
+    }
+  }
+
+  /** Checkpoints the rules of a tenant that have seen traffic, and its counters. */
+  private checkpoint(tenantId: string): void {
+    const tenant = this.o.tenants.find(tenantId);
+    if (!tenant) return;
+    const tables = this.o.tables;
+    for (const rule of tenant.rules.values()) {
+      const seg = tables.ruleSegs[rule.slot >> RULE_SHIFT];
+      const ib = (rule.slot & RULE_MASK) * RULE_I32_STRIDE;
+      if (seg.ruleI32[ib + RI_WINDOW_PRIMARY] < 0 && seg.ruleI32[ib + RI_WINDOW_SECONDARY] < 0) continue;
+      this.track(this.checkpoints.put(tenantId, rule.record.rule_id, Array.from(snapshotRule(tables, rule.slot))));
+    }
+    this.track(this.counters.put(tenantId, 'counters', { routed: tenant.counters.routed, reported: tenant.counters.reported }));
+  }
+
+  private track(p: Promise<unknown>): void {
+    this.pendingWrites.add(p);
+    p.then(
+      () => this.pendingWrites.delete(p),
+      (e) => {
+        this.pendingWrites.delete(p);
+        log.error('engine store write failed', { err: String(e) });
+      },
+    );
+  }
+}
+
+/** Failover counter labels; `tenant_id` is added for tenants other than `default`. */
+export function failoverLabels(tenantId: string, ev: FailoverEventRecord): Record<string, string> {
+  const labels: Record<string, string> = { rule_id: ev.rule_id, from_processor: ev.from_processor, to_processor: ev.to_processor };
+  if (tenantId !== 'default') labels.tenant_id = tenantId;
+  return labels;
+}

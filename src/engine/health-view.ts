@@ -1,0 +1,107 @@
+/**
+ * Health as the API shows it (spec 2.5, 2.6), read from the shared tables the workers
+ * publish to. Reads only memory: "health reads come from cached state".
+ */
+import {
+  DECISION_SOURCE_NAMES,
+  PF_AVG_LATENCY,
+  PF_BANDIT_WEIGHT,
+  PF_DECLINE_RATE,
+  PF_ERROR_RATE,
+  PF_FAILURE_PROB,
+  PF_P95_LATENCY,
+  PF_P99_LATENCY,
+  PF_SAMPLE_COUNT,
+  PF_STATUS,
+  PF_SUCCESS_RATE,
+  PROC_F64_STRIDE,
+  PROCS_PER_RULE,
+  RULE_MASK,
+  RULE_SHIFT,
+  STATUS_NAMES,
+  type StatusName,
+} from '../shared/layout.js';
+import { readDecision, type DecisionFields } from '../shared/decision.js';
+import type { SharedTables } from '../shared/tables.js';
+import type { LiveRule } from '../tenants/tenant.js';
+import { DecisionSource } from '../shared/layout.js';
+
+export interface ProcessorHealth {
+  processor_id: string;
+  name: string;
+  status: StatusName;
+  success_rate: number;
+  error_rate: number;
+  decline_rate: number;
+  avg_latency_ms: number;
+  p95_latency_ms: number | null;
+  p99_latency_ms: number | null;
+  sample_count: number;
+  failure_probability: number | null;
+  bandit_weight: number | null;
+}
+
+export interface RuleHealth {
+  rule_id: string;
+  primary: ProcessorHealth;
+  secondary: ProcessorHealth;
+  decision: { processor_id: string; weight: number; decision_source: string; failure_probability: number | null };
+}
+
+const round = (x: number, d = 4) => Math.round(x * 10 ** d) / 10 ** d;
+const nullable = (x: number, d = 4) => (Number.isNaN(x) ? null : round(x, d));
+
+/** Raw processor row values, for metrics and health. */
+export function processorRow(tables: SharedTables, slot: number, k: 0 | 1): { procF64: Float64Array; o: number } {
+  const seg = tables.ruleSegs[slot >> RULE_SHIFT];
+  return { procF64: seg.procF64, o: ((slot & RULE_MASK) * PROCS_PER_RULE + k) * PROC_F64_STRIDE };
+}
+
+export function statusOf(tables: SharedTables, slot: number, k: 0 | 1): StatusName {
+  const { procF64, o } = processorRow(tables, slot, k);
+  return STATUS_NAMES[procF64[o + PF_STATUS]] ?? 'healthy';
+}
+
+/**
+ * With no samples yet, a processor shows success_rate 1 and error_rate 0 (nothing has
+ * failed), sample_count 0, and null percentiles.
+ */
+export function processorHealth(tables: SharedTables, rule: LiveRule, k: 0 | 1): ProcessorHealth {
+  const { procF64, o } = processorRow(tables, rule.slot, k);
+  const n = procF64[o + PF_SAMPLE_COUNT];
+  const has = n > 0;
+  const r = rule.record;
+  return {
+    processor_id: k === 0 ? r.primary_id : r.secondary_id,
+    name: k === 0 ? r.primary_name : r.secondary_name,
+    status: STATUS_NAMES[procF64[o + PF_STATUS]] ?? 'healthy',
+    success_rate: has && !Number.isNaN(procF64[o + PF_SUCCESS_RATE]) ? round(procF64[o + PF_SUCCESS_RATE]) : 1,
+    error_rate: has && !Number.isNaN(procF64[o + PF_ERROR_RATE]) ? round(procF64[o + PF_ERROR_RATE]) : 0,
+    decline_rate: has && !Number.isNaN(procF64[o + PF_DECLINE_RATE]) ? round(procF64[o + PF_DECLINE_RATE]) : 0,
+    avg_latency_ms: has && !Number.isNaN(procF64[o + PF_AVG_LATENCY]) ? round(procF64[o + PF_AVG_LATENCY], 2) : 0,
+    p95_latency_ms: nullable(procF64[o + PF_P95_LATENCY], 2),
+    p99_latency_ms: nullable(procF64[o + PF_P99_LATENCY], 2),
+    sample_count: has ? Math.round(n) : 0,
+    failure_probability: nullable(procF64[o + PF_FAILURE_PROB]),
+    bandit_weight: nullable(procF64[o + PF_BANDIT_WEIGHT]),
+  };
+}
+
+const scratch: DecisionFields = { primaryShare: 1, source: DecisionSource.Rules, failProbPrimary: NaN, failProbSecondary: NaN };
+
+export function ruleHealth(tables: SharedTables, rule: LiveRule): RuleHealth {
+  const d = readDecision(tables.ruleSegs[rule.slot >> RULE_SHIFT], rule.slot & RULE_MASK, scratch);
+  const primaryLeads = d.primaryShare >= 0.5;
+  const fp = primaryLeads ? d.failProbPrimary : d.failProbSecondary;
+  return {
+    rule_id: rule.record.rule_id,
+    primary: processorHealth(tables, rule, 0),
+    secondary: processorHealth(tables, rule, 1),
+    decision: {
+      processor_id: primaryLeads ? rule.record.primary_id : rule.record.secondary_id,
+      weight: round(primaryLeads ? d.primaryShare : 1 - d.primaryShare),
+      decision_source: DECISION_SOURCE_NAMES[d.source] ?? 'rules',
+      failure_probability: nullable(fp),
+    },
+  };
+}

@@ -1,0 +1,131 @@
+/** Health, failover audit trail (spec 2.5-2.7, 4.3). Reads come from cached state. */
+import { Type } from '@sinclair/typebox';
+import { tenantOf, type AppContext } from '../../app-context.js';
+import { errors } from '../../errors.js';
+import type { EngineService } from '../../engine/engine-service.js';
+import { ruleHealth } from '../../engine/health-view.js';
+import { isLogCursor } from '../../store/lmdb-store.js';
+import { ErrorSchema, Nullable } from '../../schemas/common.js';
+import { tierOf } from '../../tenants/tenant.js';
+import { endpoint, type Endpoint } from '../endpoint.js';
+import { checkPathId } from './rules.js';
+
+const ProcessorHealth = Type.Object(
+  {
+    processor_id: Type.String(),
+    name: Type.String(),
+    status: Type.Union([Type.Literal('healthy'), Type.Literal('degraded'), Type.Literal('failed_over')]),
+    success_rate: Type.Number({ description: 'approved / all outcomes over the last 60 s; 1 before the first outcome' }),
+    error_rate: Type.Number({ description: 'technical errors / all outcomes over the last 60 s; 0 before the first outcome' }),
+    decline_rate: Type.Number({ description: 'issuer declines / all outcomes' }),
+    avg_latency_ms: Type.Number(),
+    p95_latency_ms: Nullable(Type.Number({ description: 'null below 50 samples' })),
+    p99_latency_ms: Nullable(Type.Number({ description: 'null below 200 samples' })),
+    sample_count: Type.Integer(),
+    failure_probability: Nullable(Type.Number({ description: 'Tier 2 prediction; null when prediction is disabled' })),
+    bandit_weight: Nullable(Type.Number({ description: 'Tier 3 allocation; null when the bandit is disabled' })),
+  },
+  { $id: 'ProcessorHealth' },
+);
+
+const RuleHealth = Type.Object(
+  {
+    rule_id: Type.String(),
+    primary: ProcessorHealth,
+    secondary: ProcessorHealth,
+    decision: Type.Object({
+      processor_id: Type.String({ description: 'the processor receiving most of the traffic' }),
+      weight: Type.Number({ description: 'its share of the traffic' }),
+      decision_source: Type.String(),
+      failure_probability: Nullable(Type.Number()),
+    }),
+  },
+  { $id: 'RuleHealth' },
+);
+
+const FailoverEvent = Type.Object(
+  {
+    event_id: Type.String({ description: 'cursor for `before`' }),
+    rule_id: Type.String(),
+    from_processor: Type.String(),
+    to_processor: Type.String(),
+    reason: Type.String(),
+    trigger_value: Type.Number(),
+    threshold: Type.Number(),
+    timestamp: Type.String({ description: 'ISO 8601, UTC' }),
+  },
+  { $id: 'FailoverEvent' },
+);
+
+export const MAX_EVENTS_PAGE = 1000;
+
+export function healthEndpoints(app: AppContext, engine: EngineService): Endpoint[] {
+  return [
+    endpoint({
+      method: 'GET',
+      path: '/v1/health',
+      auth: true,
+      handler: (ctx) => {
+        const t = tenantOf(app, ctx);
+        const rules: Record<string, unknown> = {};
+        for (const r of t.rules.values()) rules[r.record.rule_id] = ruleHealth(app.tables, r);
+        return { status: 200, body: { status: 'ok', engine_running: engine.running(), tier: tierOf(t.settings), rules } };
+      },
+      doc: {
+        summary: 'Health of every rule of the caller\'s tenant',
+        tag: 'Monitoring',
+        responses: {
+          200: {
+            description: 'health',
+            schema: Type.Object({ status: Type.String(), engine_running: Type.Boolean(), tier: Type.Integer(), rules: Type.Record(Type.String(), RuleHealth) }),
+          },
+        },
+      },
+    }),
+    endpoint({
+      method: 'GET',
+      path: '/v1/health/{rule_id}',
+      auth: true,
+      handler: (ctx) => {
+        const id = checkPathId('rule_id', ctx.params.rule_id);
+        const rule = tenantOf(app, ctx).rules.get(id);
+        if (!rule) throw errors.ruleNotFound(id);
+        return { status: 200, body: ruleHealth(app.tables, rule) };
+      },
+      doc: {
+        summary: 'Health of one rule',
+        tag: 'Monitoring',
+        responses: { 200: { description: 'rule health', schema: RuleHealth }, 404: { description: 'no such rule', schema: ErrorSchema } },
+      },
+    }),
+    endpoint({
+      method: 'GET',
+      path: '/v1/failover-events',
+      auth: true,
+      handler: (ctx) => {
+        const limitRaw = ctx.query.get('limit');
+        let limit = 100;
+        if (limitRaw !== null) {
+          if (!/^\d{1,7}$/.test(limitRaw) || Number(limitRaw) < 1 || Number(limitRaw) > MAX_EVENTS_PAGE) {
+            throw errors.field('limit', `must be an integer from 1 to ${MAX_EVENTS_PAGE}`);
+          }
+          limit = Number(limitRaw);
+        }
+        const before = ctx.query.get('before') ?? undefined;
+        if (before !== undefined && !isLogCursor(before)) throw errors.field('before', 'must be an event_id from an earlier page');
+        const page = engine.events.newest(tenantOf(app, ctx).id, limit, before);
+        return { status: 200, body: page.map(({ key, value }) => ({ event_id: key, ...value })) };
+      },
+      doc: {
+        summary: 'The failover audit trail, newest first',
+        tag: 'Monitoring',
+        description: 'Paginated: `limit` (1-1000, default 100) and `before` (an `event_id` from the previous page). Kept across restarts.',
+        query: [
+          { name: 'limit', description: 'page size, 1-1000, default 100', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
+          { name: 'before', description: 'return events older than this event_id', schema: { type: 'string' } },
+        ],
+        responses: { 200: { description: 'failover events', schema: Type.Array(FailoverEvent) }, 422: { description: 'bad query parameter', schema: ErrorSchema } },
+      },
+    }),
+  ];
+}

@@ -1,0 +1,134 @@
+/**
+ * A tenant's configuration: the tier switches (prediction, bandit, shadow mode), threshold
+ * overrides, and additions to the error-code classification. Stored in the store, applied
+ * to the live tenant at once (the next evaluation uses it), restored at start.
+ */
+import { errors, type FieldIssue } from '../errors.js';
+import { DEFAULT_TIER1_CONFIG, resolveTier1Config, type Tier1Config } from '../engine/tier1/config.js';
+import type { Collection, Store } from '../store/store.js';
+import type { TenantRegistry } from './registry.js';
+import type { Tenant } from './tenant.js';
+
+export interface StoredTenantConfig {
+  prediction_enabled: boolean;
+  bandit_enabled: boolean;
+  shadow_mode: boolean;
+  /** Tier 1 overrides, keyed by the API's snake_case names. */
+  thresholds: Record<string, number>;
+  error_codes: { decline: string[]; technical: string[] };
+  updated_at: string;
+}
+
+export interface ConfigPatch {
+  prediction_enabled?: boolean;
+  bandit_enabled?: boolean;
+  shadow_mode?: boolean;
+  thresholds?: Record<string, number>;
+  error_codes?: { decline?: string[]; technical?: string[] };
+}
+
+const snake = (k: string) => k.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase());
+
+/** Tier 1 numeric settings exposed in the API: snake_case name → Tier1Config key. */
+export const TIER1_FIELDS: ReadonlyMap<string, keyof Tier1Config> = new Map(
+  (Object.keys(DEFAULT_TIER1_CONFIG) as (keyof Tier1Config)[])
+    .filter((k) => typeof DEFAULT_TIER1_CONFIG[k] === 'number')
+    .map((k) => [snake(k), k]),
+);
+
+/** Called when a tenant's engine-relevant configuration changed. */
+export type ConfigListener = (tenant: Tenant) => void;
+
+export class TenantConfigService {
+  private readonly records: Collection<StoredTenantConfig>;
+  private listener: ConfigListener = () => {};
+
+  constructor(
+    store: Store,
+    private readonly tenants: TenantRegistry,
+  ) {
+    this.records = store.collection<StoredTenantConfig>('tenant_config');
+  }
+
+  onChange(l: ConfigListener): void {
+    this.listener = l;
+  }
+
+  /** Start-up: stored configurations override the SERVICE_TIER / SERVICE_SHADOW_MODE defaults. */
+  load(): void {
+    for (const { tenantId, value } of this.records.listAll()) this.apply(this.tenants.get(tenantId), value);
+  }
+
+  current(t: Tenant): StoredTenantConfig {
+    const thresholds: Record<string, number> = {};
+    for (const [name, key] of TIER1_FIELDS) {
+      if (key in t.tier1Overrides) thresholds[name] = t.tier1Overrides[key] as number;
+    }
+    return {
+      prediction_enabled: t.settings.predictionEnabled,
+      bandit_enabled: t.settings.banditEnabled,
+      shadow_mode: t.settings.shadowMode,
+      thresholds,
+      error_codes: { decline: [...t.errorCodes.decline], technical: [...t.errorCodes.technical] },
+      updated_at: this.records.get(t.id, 'config')?.updated_at ?? '',
+    };
+  }
+
+  /** The Tier 1 settings in force (defaults with overrides), in API names. */
+  thresholdsInForce(t: Tenant): Record<string, number> {
+    const c = resolveTier1Config(t.tier1Overrides);
+    const out: Record<string, number> = {};
+    for (const [name, key] of TIER1_FIELDS) out[name] = c[key] as number;
+    return out;
+  }
+
+  /** Validates the whole patch, persists, then applies: a rejected patch changes nothing. */
+  async update(t: Tenant, patch: ConfigPatch): Promise<StoredTenantConfig> {
+    const next = this.current(t);
+    if (patch.prediction_enabled !== undefined) next.prediction_enabled = patch.prediction_enabled;
+    if (patch.bandit_enabled !== undefined) next.bandit_enabled = patch.bandit_enabled;
+    if (patch.shadow_mode !== undefined) next.shadow_mode = patch.shadow_mode;
+    if (patch.thresholds) {
+      const issues: FieldIssue[] = [];
+      for (const [name, v] of Object.entries(patch.thresholds)) {
+        if (!TIER1_FIELDS.has(name)) issues.push({ field: `thresholds.${name}`, message: `unknown threshold; known: ${[...TIER1_FIELDS.keys()].join(', ')}` });
+        else next.thresholds[name] = v;
+      }
+      if (issues.length > 0) throw errors.validation(issues);
+      try {
+        resolveTier1Config(toOverrides(next.thresholds));
+      } catch (e) {
+        const key = /: (\w+)$/.exec((e as Error).message)?.[1] ?? '';
+        throw errors.field(`thresholds.${snake(key)}`, 'out of range or inconsistent with the other thresholds (see /docs)');
+      }
+    }
+    if (patch.error_codes?.decline) next.error_codes.decline = normalizeCodes(patch.error_codes.decline);
+    if (patch.error_codes?.technical) next.error_codes.technical = normalizeCodes(patch.error_codes.technical);
+    const overlap = next.error_codes.decline.filter((c) => next.error_codes.technical.includes(c));
+    if (overlap.length > 0) throw errors.field('error_codes', `codes in both lists: ${overlap.join(', ')}`);
+    next.updated_at = new Date().toISOString();
+    await this.records.put(t.id, 'config', next);
+    this.apply(t, next);
+    return next;
+  }
+
+  private apply(t: Tenant, c: StoredTenantConfig): void {
+    t.settings = { predictionEnabled: c.prediction_enabled, banditEnabled: c.bandit_enabled, shadowMode: c.shadow_mode };
+    t.tier1Overrides = toOverrides(c.thresholds);
+    t.errorCodes = { decline: new Set(c.error_codes.decline), technical: new Set(c.error_codes.technical) };
+    this.listener(t);
+  }
+}
+
+function toOverrides(thresholds: Record<string, number>): Partial<Tier1Config> {
+  const o: Record<string, number> = {};
+  for (const [name, v] of Object.entries(thresholds)) {
+    const key = TIER1_FIELDS.get(name);
+    if (key) o[key] = v;
+  }
+  return o as Partial<Tier1Config>;
+}
+
+function normalizeCodes(codes: string[]): string[] {
+  return [...new Set(codes.map((c) => c.trim().toLowerCase()).filter((c) => c.length > 0))];
+}
