@@ -17,6 +17,9 @@ export interface Config {
   webhookTimeoutMs: number;
   webhookBackoffMs: number[];
   maxBodyBytes: number;
+  /** Requests per second per API key (burst: twice that); 0 = no limit. Not applied in development mode. */
+  rateLimitRps: number;
+  requestTimeoutMs: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -105,6 +108,8 @@ export function loadConfig(env: Env = process.env): Config {
     webhookTimeoutMs: int(env, 'SERVICE_WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
     webhookBackoffMs,
     maxBodyBytes: int(env, 'SERVICE_MAX_BODY_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
+    rateLimitRps: int(env, 'SERVICE_RATE_LIMIT_RPS', 10_000, 0, 10_000_000),
+    requestTimeoutMs: int(env, 'SERVICE_REQUEST_TIMEOUT_MS', 10_000, 100, 600_000),
     logLevel: logLevel as Config['logLevel'],
   };
 }

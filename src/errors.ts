@@ -27,6 +27,7 @@ export const ErrorCodes = {
   PAYLOAD_TOO_LARGE: 413,
   VALIDATION_FAILED: 422,
   LIMIT_EXCEEDED: 422,
+  REQUEST_TIMEOUT: 408,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
@@ -87,6 +88,11 @@ export const errors = {
   limit: (field: string, message: string) => new ServiceError('LIMIT_EXCEEDED', message, [{ field, message }]),
   unavailable: (message: string) => new ServiceError('SERVICE_UNAVAILABLE', message, undefined, { 'Retry-After': '1' }),
   internal: () => new ServiceError('INTERNAL_ERROR', 'internal error'),
+  rateLimited: (retryAfterS: number, rps: number) =>
+    new ServiceError('RATE_LIMITED', `rate limit of ${rps} requests per second for this API key exceeded`, [{ field: 'X-API-Key', message: 'too many requests' }], {
+      'Retry-After': String(retryAfterS),
+    }),
+  requestTimeout: () => new ServiceError('REQUEST_TIMEOUT', 'the request body did not arrive in time', [{ field: 'body', message: 'incomplete' }]),
   webhookNotFound: (id: string) =>
     new ServiceError('WEBHOOK_NOT_FOUND', `webhook "${id}" not found`, [{ field: 'webhook_id', message: 'no such webhook' }]),
   deliveryNotFound: (id: string) =>

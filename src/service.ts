@@ -22,6 +22,7 @@ import { EngineService } from './engine/engine-service.js';
 import { registerEngineGauges } from './metrics/engine-gauges.js';
 import { webhookEndpoints } from './http/resources/webhooks.js';
 import { Router } from './http/router.js';
+import { RateLimiter } from './http/rate-limit.js';
 import { log, setLogLevel } from './log.js';
 import { Metrics } from './metrics/registry.js';
 import { RuleService } from './rules/rule-service.js';
@@ -84,6 +85,8 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
     apiKeys: config.apiKeys,
     cors: new CorsPolicy(config.corsOrigins),
     maxBodyBytes: config.maxBodyBytes,
+    rateLimiter: config.apiKeys && config.rateLimitRps > 0 ? new RateLimiter(config.rateLimitRps, 2 * config.rateLimitRps) : null,
+    requestTimeoutMs: config.requestTimeoutMs,
     observe: (m, p, s, secs) => metrics.observeRequest(m, p, s, secs),
     onInternalError: (err, method, path) => log.error('unhandled error', { method, path, err: String((err as Error)?.stack ?? err) }),
   });

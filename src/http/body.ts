@@ -6,7 +6,8 @@ import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
 
 export type BodyResult = { ok: true; body: Buffer } | { ok: false; tooLarge: true };
 
-export function readBody(res: HttpResponse, limit: number, done: (r: BodyResult) => void): void {
+/** `onPartial` is called once, when the first chunk arrives and more are to come. */
+export function readBody(res: HttpResponse, limit: number, onPartial: () => void, done: (r: BodyResult) => void): void {
   const chunks: Buffer[] = [];
   let size = 0;
   let finished = false;
@@ -19,6 +20,7 @@ export function readBody(res: HttpResponse, limit: number, done: (r: BodyResult)
       return;
     }
     chunks.push(Buffer.from(new Uint8Array(chunk)));
+    if (!isLast && chunks.length === 1) onPartial();
     if (isLast) {
       finished = true;
       done({ ok: true, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size) });

@@ -14,6 +14,7 @@ const STATUS_TEXT: Record<number, string> = {
   403: '403 Forbidden',
   404: '404 Not Found',
   405: '405 Method Not Allowed',
+  408: '408 Request Timeout',
   409: '409 Conflict',
   413: '413 Payload Too Large',
   422: '422 Unprocessable Entity',

@@ -12,11 +12,16 @@ import { readBody } from './body.js';
 import { CorsPolicy } from './cors.js';
 import type { Ctx, Endpoint, Method, Reply } from './endpoint.js';
 import { send, type ResponseState } from './reply.js';
+import type { RateLimiter } from './rate-limit.js';
 
 export interface RouterOptions {
   apiKeys: ApiKeyTable | null;
   cors: CorsPolicy;
   maxBodyBytes: number;
+  /** Per-key limiter; null = no limit (development mode, or SERVICE_RATE_LIMIT_RPS=0). */
+  rateLimiter: RateLimiter | null;
+  /** A request whose body has not fully arrived, or whose handler has not answered, by then gets 408/503. */
+  requestTimeoutMs: number;
   /** Called once per answered request, for metrics. */
   observe(method: string, template: string, status: number, seconds: number): void;
   /** Called for unexpected handler failures (already answered with a generic 500). */
@@ -132,6 +137,13 @@ export class Router {
         return;
       }
       grant = g;
+      if (this.opts.rateLimiter) {
+        const rl = this.opts.rateLimiter.take(g);
+        if (!rl.ok) {
+          this.fail(res, state, method, template, errors.rateLimited(rl.retryAfterS, this.opts.rateLimiter.rps), t0);
+          return;
+        }
+      }
     }
     let parsedQuery: URLSearchParams | null = null;
     const ctx: Ctx = {
@@ -152,7 +164,16 @@ export class Router {
       this.fail(res, state, method, template, errors.tooLarge(this.opts.maxBodyBytes), t0, true);
       return;
     }
-    readBody(res, this.opts.maxBodyBytes, (r) => {
+    // Slow clients: a body still incomplete at the deadline is answered 408 and the connection
+    // closed. The timer starts only once a body spans several chunks (single-chunk bodies, the
+    // route path's case, need none); a client that sends nothing is closed by uWS's idle timeout.
+    let deadline: ReturnType<typeof setTimeout> | undefined;
+    const onPartial = () => {
+      deadline = setTimeout(() => this.fail(res, state, method, template, errors.requestTimeout(), t0, true), this.opts.requestTimeoutMs);
+    };
+    readBody(res, this.opts.maxBodyBytes, onPartial, (r) => {
+      if (deadline) clearTimeout(deadline);
+      if (state.done || state.aborted) return;
       if (!r.ok) {
         this.fail(res, state, method, template, errors.tooLarge(this.opts.maxBodyBytes), t0, true);
         return;
@@ -189,9 +210,20 @@ export class Router {
       return;
     }
     if (out instanceof Promise) {
+      // A handler that does not answer in time gets a 503; its late result is dropped.
+      const timer = setTimeout(
+        () => this.fail(res, state, ctx.method, ctx.template, errors.unavailable('the request took too long; retry'), t0),
+        this.opts.requestTimeoutMs,
+      );
       out.then(
-        (r) => this.reply(res, state, ctx, r, t0),
-        (e) => this.fail(res, state, ctx.method, ctx.template, e, t0),
+        (r) => {
+          clearTimeout(timer);
+          this.reply(res, state, ctx, r, t0);
+        },
+        (e) => {
+          clearTimeout(timer);
+          this.fail(res, state, ctx.method, ctx.template, e, t0);
+        },
       );
     } else {
       this.reply(res, state, ctx, out, t0);
@@ -199,6 +231,7 @@ export class Router {
   }
 
   private reply(res: HttpResponse, state: ResponseState, ctx: Ctx, r: Reply, t0: number): void {
+    if (state.done || state.aborted) return;
     let body: string | Buffer;
     if (r.body === undefined) body = '';
     else if (typeof r.body === 'string' || Buffer.isBuffer(r.body)) body = r.body;
@@ -216,6 +249,7 @@ export class Router {
     t0: number,
     closeConnection = false,
   ): void {
+    if (state.done || state.aborted) return;
     if (!(err instanceof ServiceError)) this.opts.onInternalError(err, method, template);
     const { status, body, headers } = errorBody(err);
     send(res, state, status, body, 'application/json', headers, closeConnection);

@@ -1,0 +1,57 @@
+/** Overload protections: per-key rate limit (429 + Retry-After) and the slow-body deadline (408). */
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, stopAllServers, type TestServer } from '../helpers/server.js';
+
+afterAll(stopAllServers);
+
+describe('rate limit per API key', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startServer({ env: { SERVICE_API_KEYS: 'ka:acme,kb:acme,kg:globex', SERVICE_RATE_LIMIT_RPS: '5' } });
+  });
+
+  it('answers 429 with Retry-After past the burst, per key, and recovers', async () => {
+    const statuses: number[] = [];
+    let limited: Awaited<ReturnType<TestServer['request']>> | undefined;
+    for (let i = 0; i < 30; i++) {
+      const r = await s.request('GET', '/v1/stats', undefined, { 'x-api-key': 'ka' });
+      statuses.push(r.status);
+      if (r.status === 429) limited ??= r;
+    }
+    expect(statuses.filter((x) => x === 200).length).toBeGreaterThanOrEqual(10); // the burst
+    expect(limited).toBeDefined();
+    expect(limited!.json.error.code).toBe('RATE_LIMITED');
+    expect(Number(limited!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    // Another key, even of the same tenant, has its own bucket.
+    expect((await s.request('GET', '/v1/stats', undefined, { 'x-api-key': 'kb' })).status).toBe(200);
+    expect((await s.request('GET', '/v1/stats', undefined, { 'x-api-key': 'kg' })).status).toBe(200);
+    // Public endpoints are not limited by key.
+    expect((await s.request('GET', '/')).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1200));
+    expect((await s.request('GET', '/v1/stats', undefined, { 'x-api-key': 'ka' })).status).toBe(200);
+  });
+});
+
+describe('slow request bodies', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startServer({ env: { SERVICE_REQUEST_TIMEOUT_MS: '500' } });
+  });
+
+  it('a body trickling in past the deadline gets 408 and the connection is closed; the server still answers', async () => {
+    const reply = await new Promise<string>((resolve, reject) => {
+      const sock = connect(s.port, '127.0.0.1');
+      let data = '';
+      sock.on('data', (d) => (data += d.toString()));
+      sock.on('close', () => resolve(data));
+      sock.on('error', reject);
+      sock.write('POST /v1/route HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"country":');
+      setTimeout(() => sock.write('"US",'), 100);
+      setTimeout(() => sock.destroy(), 5000);
+    });
+    expect(reply).toMatch(/^HTTP\/1\.1 408/);
+    expect(reply).toMatch(/REQUEST_TIMEOUT/);
+    expect((await s.request('GET', '/')).status).toBe(200);
+  });
+});
