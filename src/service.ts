@@ -21,6 +21,10 @@ import { TenantConfigService } from './tenants/tenant-config.js';
 import { EngineService } from './engine/engine-service.js';
 import { registerEngineGauges } from './metrics/engine-gauges.js';
 import { webhookEndpoints } from './http/resources/webhooks.js';
+import { onboardingEndpoints } from './http/resources/onboarding.js';
+import { tenantEndpoints } from './http/resources/tenants.js';
+import { shadowEndpoints } from './http/resources/shadow.js';
+import { ShadowService } from './shadow/shadow-service.js';
 import { Router } from './http/router.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { log, setLogLevel } from './log.js';
@@ -59,13 +63,18 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
   const app: AppContext = { config, version: packageVersion(), store, tables, tenants, rules, metrics, engine };
   const configs = new TenantConfigService(store, tenants);
   configs.load();
-  configs.onChange((t) => engine.configChanged(t));
+  const shadow = new ShadowService({ store, tables, tenants });
+  configs.onChange((t) => {
+    engine.configChanged(t);
+    shadow.settingsChanged(t);
+  });
   const loaded = rules.load();
   const webhooks = new WebhookDispatcher({ store, config, metrics, version: app.version });
   app.webhooks = webhooks;
   await webhooks.start();
   engine.setPublisher((tenantId, eventType, data, atMs) => webhooks.publish(tenantId, eventType, data, atMs));
   engine.start();
+  shadow.start(); // after engine.start(): it reads the restored failover counters
   registerEngineGauges(metrics, tables, tenants, config.tier);
 
   metrics.gauge('service_store_connected', 'backing-store connectivity, 0 or 1', [], (g) => g.set(store.connected() ? 1 : 0));
@@ -73,12 +82,15 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
   const endpoints: Endpoint[] = [];
   endpoints.push(
     ...rootEndpoints(app, () => buildOpenApi(endpoints, app.version, config.apiKeys !== null)),
-    ...routingEndpoints(app),
+    ...routingEndpoints(app, shadow),
     ...ruleEndpoints(app),
     ...statsEndpoints(app, () => 0),
     ...healthEndpoints(app, engine),
     ...configEndpoints(app, configs),
     ...webhookEndpoints(webhooks),
+    ...onboardingEndpoints(app),
+    ...tenantEndpoints(app),
+    ...shadowEndpoints(app, shadow),
   );
 
   const router = new Router({
@@ -105,6 +117,7 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
       uws.us_listen_socket_close(listenSocket);
       await Promise.race([router.drain(), new Promise((r) => setTimeout(r, 10_000))]);
       await engine.stop();
+      await shadow.stop();
       await webhooks.stop();
       await store.close();
       log.info('service stopped');

@@ -5,12 +5,14 @@ import { decide, matchRule } from '../../routing/decide.js';
 import { CLASSIFICATION_NAMES, recordReportedOutcome } from '../../routing/outcome.js';
 import { compile, ErrorSchema } from '../../schemas/common.js';
 import { OutcomeAccepted, OutcomeReport, RouteDecision, RouteRequest } from '../../schemas/routing.js';
+import type { ShadowObserver } from '../../shadow/shadow-service.js';
 import { endpoint, type Endpoint } from '../endpoint.js';
 
 const routeRequest = compile(RouteRequest);
 const outcomeReport = compile(OutcomeReport);
 
-export function routingEndpoints(app: AppContext): Endpoint[] {
+/** `shadow` observes routes and outcomes of tenants in shadow mode (counter increments only). */
+export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null = null): Endpoint[] {
   return [
     endpoint({
       method: 'POST',
@@ -24,6 +26,7 @@ export function routingEndpoints(app: AppContext): Endpoint[] {
         const decision = decide(app.tables, rule, Math.random());
         tenant.counters.routed++;
         app.metrics.routed.inc();
+        if (shadow !== null && tenant.settings.shadowMode) shadow.routed(tenant, Date.now());
         return { status: 200, body: decision };
       },
       doc: {
@@ -45,9 +48,12 @@ export function routingEndpoints(app: AppContext): Endpoint[] {
       body: outcomeReport,
       handler: (ctx, body) => {
         const tenant = tenantOf(app, ctx);
-        const recorded = recordReportedOutcome(app.tables, tenant, body, Date.now());
+        const now = Date.now();
+        const recorded = recordReportedOutcome(app.tables, tenant, body, now);
         tenant.counters.reported++;
         app.metrics.reported.inc();
+        // Before the engine hook: the status and recommendation are those the client faced.
+        if (shadow !== null && tenant.settings.shadowMode) shadow.outcome(tenant, recorded, body.processor_id, now);
         app.engine.outcomeRecorded(tenant, recorded);
         return { status: 202, body: { status: 'accepted', classification: CLASSIFICATION_NAMES[recorded.kind] } };
       },
