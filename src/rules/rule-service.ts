@@ -137,13 +137,19 @@ export class RuleService {
       .map((r) => r.rule_id);
     if (conflicts.length > 0) throw errors.rulesExist(conflicts);
     this.checkCapacity(tenant, records.length);
-    for (const r of records) tenant.pending.add(r.rule_id);
+    for (const r of records) {
+      tenant.pending.add(r.rule_id);
+      tenant.pendingAttributes.set(r.attributes.join('\u0000'), r.rule_id);
+    }
     try {
       await this.store.atomic((batch) => {
         for (const r of records) batch.put(this.records, tenant.id, r.rule_id, r);
       });
     } finally {
-      for (const r of records) tenant.pending.delete(r.rule_id);
+      for (const r of records) {
+        tenant.pending.delete(r.rule_id);
+        tenant.pendingAttributes.delete(r.attributes.join('\u0000'));
+      }
     }
     for (const r of records) this.goLive(tenant, r);
   }
