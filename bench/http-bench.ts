@@ -10,39 +10,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DIST, startChild } from './lib/processes.js';
 import { load, table, type LoadResult } from './lib/load.js';
+import { routeRequests, sampleRules } from './lib/requests.js';
 import { seed } from './lib/seed.js';
-import type { RuleRecord } from '../src/tenants/tenant.js';
 
 const SIZES = (process.env.BENCH_RULE_SIZES ?? '10,1000,100000').split(',').map(Number);
 const TENANTS = Number(process.env.BENCH_TENANTS ?? 5);
 const RESULTS = fileURLToPath(new URL('../../bench/results/', import.meta.url));
-
-/** 200 requests spread over the rule set and the tenants, each matching a rule. */
-function sampleRules(rules: RuleRecord[]): RuleRecord[] {
-  return Array.from({ length: 200 }, (_, i) => rules[(i * 7919) % rules.length]);
-}
-
-function routeRequests(sample: RuleRecord[], tenants: number) {
-  const reqs = [];
-  for (let i = 0; i < sample.length; i++) {
-    const r = sample[i];
-    const a = r.attributes;
-    reqs.push({
-      method: 'POST',
-      path: '/v1/route',
-      headers: { 'x-api-key': `key${i % tenants}` },
-      body: JSON.stringify({
-        country: a[0] === '*' ? 'ZZ' : a[0],
-        currency: a[1],
-        payment_method: a[2],
-        card_type: a[3] === '*' ? 'visa' : a[3],
-        transaction_type: a[4] === '*' ? 'one_time' : a[4],
-        amount: 42,
-      }),
-    });
-  }
-  return reqs;
-}
 
 async function main(): Promise<void> {
   const rows: (LoadResult & { rules: number; ratio: number })[] = [];

@@ -39,20 +39,25 @@ export interface Seeded {
   rules: RuleRecord[];
 }
 
-export async function seed(dataDir: string, spec: SeedSpec): Promise<Seeded> {
-  const store = new LmdbStore(dataDir);
-  const rules = store.collection<RuleRecord>('rules');
-  const tenants = Array.from({ length: spec.tenants }, (_, t) => `t${t}`);
-  const perTenant = Math.ceil(spec.rules / spec.tenants);
+/** The first `n` rules with distinct attributes (two rules may not share them). */
+export function ruleSet(n: number): RuleRecord[] {
   const seen = new Set<string>();
   const set: RuleRecord[] = [];
-  for (let i = 0; set.length < perTenant; i++) {
+  for (let i = 0; set.length < n; i++) {
     const r = ruleAt(i);
     const key = r.attributes.join('|');
     if (seen.has(key)) continue;
     seen.add(key);
     set.push(r);
   }
+  return set;
+}
+
+export async function seed(dataDir: string, spec: SeedSpec): Promise<Seeded> {
+  const store = new LmdbStore(dataDir);
+  const rules = store.collection<RuleRecord>('rules');
+  const tenants = Array.from({ length: spec.tenants }, (_, t) => `t${t}`);
+  const set = ruleSet(Math.ceil(spec.rules / spec.tenants));
   for (const tenant of tenants) {
     await store.atomic((batch) => {
       for (const r of set) batch.put(rules, tenant, r.rule_id, r);
