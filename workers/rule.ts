@@ -6,6 +6,7 @@
 import { publishDecision, type DecisionFields } from '../src/shared/decision.js';
 import {
   DecisionSource,
+  PF_LAST_EVAL_MS,
   PROC_F64_STRIDE,
   PROCS_PER_RULE,
   RF_CONFIG_PRIMARY_WEIGHT,
@@ -95,6 +96,14 @@ export function evaluateRule(
     p.windowIndex = Atomics.load(seg.ruleI32, ib + (k === 0 ? RI_WINDOW_PRIMARY : RI_WINDOW_SECONDARY));
     // A window allocated after this task was dispatched may lie in a segment the task lacks.
     p.window = p.windowIndex >= 0 ? views.windows[p.windowIndex >> WINDOW_SHIFT] : undefined;
+  }
+
+  // A rule that has never seen an outcome (and holds no restored state) has nothing to judge:
+  // leave its rows untouched, so their memory pages are never made resident.
+  if (ctx.primary.windowIndex < 0 && ctx.secondary.windowIndex < 0) {
+    const pr = ctx.primary.row;
+    const sr = ctx.secondary.row;
+    if (seg.procF64[pr + PF_LAST_EVAL_MS] === 0 && seg.procF64[sr + PF_LAST_EVAL_MS] === 0) return true;
   }
 
   // A self-fallback rule has one processor: judge it once (on both run counters, whichever

@@ -9,6 +9,9 @@ import {
   PF_DECLINE_RATE,
   PF_ERROR_RATE,
   PF_FAILURE_PROB,
+  PF_LAST_EVAL_MS,
+  MIN_SAMPLES_P95,
+  MIN_SAMPLES_P99,
   PF_P95_LATENCY,
   PF_P99_LATENCY,
   PF_SAMPLE_COUNT,
@@ -64,12 +67,14 @@ export function statusOf(tables: SharedTables, slot: number, k: 0 | 1): StatusNa
 
 /**
  * With no samples yet, a processor shows success_rate 1 and error_rate 0 (nothing has
- * failed), sample_count 0, and null percentiles.
+ * failed), sample_count 0, and null percentiles. A row never evaluated (PF_LAST_EVAL_MS 0:
+ * the rule has had no traffic) has no prediction or bandit output yet: null.
  */
 export function processorHealth(tables: SharedTables, rule: LiveRule, k: 0 | 1): ProcessorHealth {
   const { procF64, o } = processorRow(tables, rule.slot, k);
   const n = procF64[o + PF_SAMPLE_COUNT];
   const has = n > 0;
+  const evaluated = procF64[o + PF_LAST_EVAL_MS] > 0;
   const r = rule.record;
   return {
     processor_id: k === 0 ? r.primary_id : r.secondary_id,
@@ -79,11 +84,11 @@ export function processorHealth(tables: SharedTables, rule: LiveRule, k: 0 | 1):
     error_rate: has && !Number.isNaN(procF64[o + PF_ERROR_RATE]) ? round(procF64[o + PF_ERROR_RATE]) : 0,
     decline_rate: has && !Number.isNaN(procF64[o + PF_DECLINE_RATE]) ? round(procF64[o + PF_DECLINE_RATE]) : 0,
     avg_latency_ms: has && !Number.isNaN(procF64[o + PF_AVG_LATENCY]) ? round(procF64[o + PF_AVG_LATENCY], 2) : 0,
-    p95_latency_ms: nullable(procF64[o + PF_P95_LATENCY], 2),
-    p99_latency_ms: nullable(procF64[o + PF_P99_LATENCY], 2),
+    p95_latency_ms: n >= MIN_SAMPLES_P95 ? nullable(procF64[o + PF_P95_LATENCY], 2) : null,
+    p99_latency_ms: n >= MIN_SAMPLES_P99 ? nullable(procF64[o + PF_P99_LATENCY], 2) : null,
     sample_count: has ? Math.round(n) : 0,
-    failure_probability: nullable(procF64[o + PF_FAILURE_PROB]),
-    bandit_weight: nullable(procF64[o + PF_BANDIT_WEIGHT]),
+    failure_probability: evaluated ? nullable(procF64[o + PF_FAILURE_PROB]) : null,
+    bandit_weight: evaluated ? nullable(procF64[o + PF_BANDIT_WEIGHT]) : null,
   };
 }
 

@@ -3,7 +3,17 @@
  * rule_id and processor_id; `tenant_id` is added for tenants other than `default`, since
  * rule ids are only unique within a tenant.
  */
-import { PF_BANDIT_WEIGHT, PF_FAILURE_PROB, PF_P95_LATENCY, PF_SAMPLE_COUNT, PF_STATUS, PF_SUCCESS_RATE, STATUS_GAUGE } from '../shared/layout.js';
+import {
+  MIN_SAMPLES_P95,
+  PF_BANDIT_WEIGHT,
+  PF_FAILURE_PROB,
+  PF_LAST_EVAL_MS,
+  PF_P95_LATENCY,
+  PF_SAMPLE_COUNT,
+  PF_STATUS,
+  PF_SUCCESS_RATE,
+  STATUS_GAUGE,
+} from '../shared/layout.js';
 import type { SharedTables } from '../shared/tables.js';
 import type { TenantRegistry } from '../tenants/registry.js';
 import { tierOf } from '../tenants/tenant.js';
@@ -39,9 +49,15 @@ export function registerEngineGauges(metrics: Metrics, tables: SharedTables, ten
   perProcessor('service_processor_success_rate', 'success rate, 0 to 1 (1 before the first outcome)', (f, o) =>
     f[o + PF_SAMPLE_COUNT] > 0 && !Number.isNaN(f[o + PF_SUCCESS_RATE]) ? f[o + PF_SUCCESS_RATE] : 1,
   );
-  perProcessor('service_processor_latency_p95', 'p95 latency in ms (absent below 50 samples)', (f, o) => f[o + PF_P95_LATENCY]);
-  perProcessor('service_processor_failure_probability', 'Tier 2 failure probability, 0 to 1 (absent when prediction is off)', (f, o) => f[o + PF_FAILURE_PROB]);
-  perProcessor('service_bandit_weight', 'Tier 3 allocation, 0 to 1 (absent when the bandit is off)', (f, o) => f[o + PF_BANDIT_WEIGHT]);
+  perProcessor('service_processor_latency_p95', 'p95 latency in ms (absent below 50 samples)', (f, o) =>
+    f[o + PF_SAMPLE_COUNT] >= MIN_SAMPLES_P95 ? f[o + PF_P95_LATENCY] : NaN,
+  );
+  // Rows never evaluated (no traffic yet) have no prediction or allocation: absent.
+  const evaluated = (f: Float64Array, o: number, v: number) => (f[o + PF_LAST_EVAL_MS] > 0 ? v : NaN);
+  perProcessor('service_processor_failure_probability', 'Tier 2 failure probability, 0 to 1 (absent when prediction is off)', (f, o) =>
+    evaluated(f, o, f[o + PF_FAILURE_PROB]),
+  );
+  perProcessor('service_bandit_weight', 'Tier 3 allocation, 0 to 1 (absent when the bandit is off)', (f, o) => evaluated(f, o, f[o + PF_BANDIT_WEIGHT]));
 
   // One deployment-wide tier: the default tenant's when it exists, else the start-up tier.
   // Per-tenant tiers are in /v1/stats and /v1/config/tiers.

@@ -4,16 +4,6 @@
  * and hands the current segment lists to workers with each task.
  */
 import {
-  PF_BANDIT_WEIGHT,
-  PF_FAILURE_PROB,
-  PF_P95_LATENCY,
-  PF_P99_LATENCY,
-  PF_STATUS,
-  PF_AVG_LATENCY,
-  PF_ERROR_RATE,
-  PF_SUCCESS_RATE,
-  PF_DECLINE_RATE,
-  PF_STATUS_SINCE_MS,
   PROC_F64_STRIDE,
   PROCS_PER_RULE,
   RF_CONFIG_PRIMARY_WEIGHT,
@@ -35,7 +25,6 @@ import {
   RULES_PER_SEGMENT,
   WINDOW_MASK,
   WINDOW_SHIFT,
-  ProcessorStatus,
   DecisionSource,
   ruleSegmentBytes,
   ruleSegmentViews,
@@ -72,10 +61,11 @@ export class SharedTables {
 
   /**
    * Takes a rule slot and initialises it for a new rule: configured weight, primary share
-   * equal to it, both processors healthy, no prediction or bandit output yet.
+   * equal to it, both processors healthy (all-zero rows), no prediction or bandit output yet.
    */
-  allocRule(primaryWeight: number, sameProcessor: boolean, nowMs: number): number {
+  allocRule(primaryWeight: number, sameProcessor: boolean, _createdAtMs?: number): number {
     let slot = this.freeRules.pop();
+    const reused = slot !== undefined;
     if (slot === undefined) {
       slot = this.nextRule++;
       if (slot >> RULE_SHIFT >= this.ruleSabs.length) {
@@ -99,20 +89,12 @@ export class SharedTables {
     ruleF64[fb + RF_FAILPROB_PRIMARY] = NaN;
     ruleF64[fb + RF_FAILPROB_SECONDARY] = NaN;
     ruleF64[fb + RF_SAME_PROCESSOR] = sameProcessor ? 1 : 0;
-    const pb = i * PROCS_PER_RULE * PROC_F64_STRIDE;
-    procF64.fill(0, pb, pb + PROCS_PER_RULE * PROC_F64_STRIDE);
-    for (let k = 0; k < PROCS_PER_RULE; k++) {
-      const o = pb + k * PROC_F64_STRIDE;
-      procF64[o + PF_STATUS] = ProcessorStatus.Healthy;
-      procF64[o + PF_SUCCESS_RATE] = NaN;
-      procF64[o + PF_ERROR_RATE] = NaN;
-      procF64[o + PF_DECLINE_RATE] = NaN;
-      procF64[o + PF_AVG_LATENCY] = NaN;
-      procF64[o + PF_P95_LATENCY] = NaN;
-      procF64[o + PF_P99_LATENCY] = NaN;
-      procF64[o + PF_FAILURE_PROB] = NaN;
-      procF64[o + PF_BANDIT_WEIGHT] = NaN;
-      procF64[o + PF_STATUS_SINCE_MS] = nowMs;
+    // Processor rows start all-zero, which reads as: healthy, never evaluated, no samples.
+    // A fresh segment is already zero, and its untouched pages are never made resident, so
+    // rules that see no traffic cost no memory for their engine state. Reused slots are wiped.
+    if (reused) {
+      const pb = i * PROCS_PER_RULE * PROC_F64_STRIDE;
+      procF64.fill(0, pb, pb + PROCS_PER_RULE * PROC_F64_STRIDE);
     }
     Atomics.store(ruleI32, ib + RI_ACTIVE, 1);
     return slot;

@@ -17,6 +17,8 @@ describe('loadConfig defaults', () => {
       webhookTimeoutMs: 10_000,
       webhookBackoffMs: [1000, 2000, 4000],
       maxBodyBytes: 64 * 1024,
+      rateLimitRps: 10_000,
+      requestTimeoutMs: 10_000,
       logLevel: 'info',
     });
   });
