@@ -2,6 +2,7 @@
  * Messages between the front thread (EngineScheduler) and the evaluation workers.
  * SharedArrayBuffers travel by reference; everything else is structured-cloned per task.
  */
+import type { BanditConfig } from '../src/engine/bandit/config.js';
 import type { Tier1Config } from '../src/engine/tier1/config.js';
 import type { Transition } from '../src/engine/transitions.js';
 import type { SharedTables, TableSegments } from '../src/shared/tables.js';
@@ -12,6 +13,12 @@ export interface TenantEngineConfig {
   tier1: Tier1Config;
   predictionEnabled: boolean;
   banditEnabled: boolean;
+  /**
+   * Tier 3 settings, from `resolveBanditConfig` (defaults, the tenant's overrides, Tier 1's
+   * probe share). Optional only so that configs built before Tier 3 still type-check; absent
+   * means DEFAULT_BANDIT_CONFIG. EngineService.configOf always sets it.
+   */
+  bandit?: BanditConfig;
 }
 
 export interface EvaluateTask {

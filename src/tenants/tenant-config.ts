@@ -5,6 +5,13 @@
  */
 import { errors, type FieldIssue } from '../errors.js';
 import { DEFAULT_TIER1_CONFIG, resolveTier1Config, type Tier1Config } from '../engine/tier1/config.js';
+import {
+  BANDIT_TENANT_FIELDS,
+  DEFAULT_BANDIT_CONFIG,
+  TENANT_HALF_LIFE_MAX_MS,
+  TENANT_HALF_LIFE_MIN_MS,
+  tenantBanditOverrides,
+} from '../engine/bandit/config.js';
 import type { Collection, Store } from '../store/store.js';
 import type { TenantRegistry } from './registry.js';
 import type { Tenant } from './tenant.js';
@@ -13,7 +20,7 @@ export interface StoredTenantConfig {
   prediction_enabled: boolean;
   bandit_enabled: boolean;
   shadow_mode: boolean;
-  /** Tier 1 overrides, keyed by the API's snake_case names. */
+  /** Tier 1 and Tier 3 (`bandit_*`) overrides, keyed by the API's snake_case names. */
   thresholds: Record<string, number>;
   error_codes: { decline: string[]; technical: string[] };
   updated_at: string;
@@ -64,6 +71,9 @@ export class TenantConfigService {
     for (const [name, key] of TIER1_FIELDS) {
       if (key in t.tier1Overrides) thresholds[name] = t.tier1Overrides[key] as number;
     }
+    for (const [name, key] of BANDIT_TENANT_FIELDS) {
+      if (key in t.banditOverrides) thresholds[name] = t.banditOverrides[key];
+    }
     return {
       prediction_enabled: t.settings.predictionEnabled,
       bandit_enabled: t.settings.banditEnabled,
@@ -79,6 +89,7 @@ export class TenantConfigService {
     const c = resolveTier1Config(t.tier1Overrides);
     const out: Record<string, number> = {};
     for (const [name, key] of TIER1_FIELDS) out[name] = c[key] as number;
+    for (const [name, key] of BANDIT_TENANT_FIELDS) out[name] = t.banditOverrides[key] ?? DEFAULT_BANDIT_CONFIG[key];
     return out;
   }
 
@@ -91,7 +102,7 @@ export class TenantConfigService {
     if (patch.thresholds) {
       const issues: FieldIssue[] = [];
       for (const [name, v] of Object.entries(patch.thresholds)) {
-        if (!TIER1_FIELDS.has(name)) issues.push({ field: `thresholds.${name}`, message: `unknown threshold; known: ${[...TIER1_FIELDS.keys()].join(', ')}` });
+        if (!TIER1_FIELDS.has(name) && !BANDIT_TENANT_FIELDS.has(name)) issues.push({ field: `thresholds.${name}`, message: `unknown threshold; known: ${[...TIER1_FIELDS.keys(), ...BANDIT_TENANT_FIELDS.keys()].join(', ')}` });
         else next.thresholds[name] = v;
       }
       if (issues.length > 0) throw errors.validation(issues);
@@ -100,6 +111,12 @@ export class TenantConfigService {
       } catch (e) {
         const key = /: (\w+)$/.exec((e as Error).message)?.[1] ?? '';
         throw errors.field(`thresholds.${snake(key)}`, 'out of range or inconsistent with the other thresholds (see /docs)');
+      }
+      try {
+        tenantBanditOverrides(next.thresholds);
+      } catch (e) {
+        const name = /: (\w+)$/.exec((e as Error).message)?.[1] ?? '';
+        throw errors.field(`thresholds.${name}`, banditRangeMessage(name));
       }
     }
     if (patch.error_codes?.decline) next.error_codes.decline = normalizeCodes(patch.error_codes.decline);
@@ -115,6 +132,7 @@ export class TenantConfigService {
   private apply(t: Tenant, c: StoredTenantConfig): void {
     t.settings = { predictionEnabled: c.prediction_enabled, banditEnabled: c.bandit_enabled, shadowMode: c.shadow_mode };
     t.tier1Overrides = toOverrides(c.thresholds);
+    t.banditOverrides = tenantBanditOverridesOrDefaults(c.thresholds);
     t.errorCodes = { decline: new Set(c.error_codes.decline), technical: new Set(c.error_codes.technical) };
     this.listener(t);
   }
@@ -127,6 +145,23 @@ function toOverrides(thresholds: Record<string, number>): Partial<Tier1Config> {
     if (key) o[key] = v;
   }
   return o as Partial<Tier1Config>;
+}
+
+/** Stored values were validated when set; a record that no longer validates falls back to the defaults. */
+function tenantBanditOverridesOrDefaults(thresholds: Record<string, number>): Record<string, number> {
+  try {
+    return tenantBanditOverrides(thresholds) as Record<string, number>;
+  } catch {
+    return {};
+  }
+}
+
+function banditRangeMessage(name: string): string {
+  return name === 'bandit_half_life_ms'
+    ? `must be between ${TENANT_HALF_LIFE_MIN_MS} and ${TENANT_HALF_LIFE_MAX_MS} (ms)`
+    : name === 'bandit_exploration_floor'
+      ? 'must be between 0 and 0.5'
+      : 'out of range (see /docs)';
 }
 
 function normalizeCodes(codes: string[]): string[] {

@@ -49,3 +49,40 @@ function check(field: keyof BanditConfig, ok: boolean): void {
   // `ok` is false for NaN as well, since every comparison with NaN is false.
   if (!ok) throw new RangeError(`invalid bandit config: ${field}`);
 }
+
+/**
+ * The settings a tenant may override, by their API names (the `thresholds` object of
+ * POST /v1/config/tiers, beside Tier 1's). The probe share is not among them: it is Tier 1's
+ * `probe_share`, so a failed-over processor gets the same recovery trickle at every tier.
+ */
+export const BANDIT_TENANT_FIELDS: ReadonlyMap<string, 'halfLifeMs' | 'explorationFloor'> = new Map([
+  ['bandit_half_life_ms', 'halfLifeMs'],
+  ['bandit_exploration_floor', 'explorationFloor'],
+]);
+
+/**
+ * Bounds for tenant-supplied values, narrower than resolveBanditConfig's: a half-life under
+ * two ~5 s cycles forgets before anything is learned, and JSON cannot say Infinity.
+ */
+export const TENANT_HALF_LIFE_MIN_MS = 10_000;
+export const TENANT_HALF_LIFE_MAX_MS = 30 * 86_400_000;
+
+/**
+ * Tenant overrides (API name → value) as BanditConfig overrides, validated. Unknown names are
+ * ignored (the caller checks names). Throws a RangeError whose message ends with the API name.
+ */
+export function tenantBanditOverrides(values: Readonly<Record<string, number>>): Partial<BanditConfig> {
+  const o: { halfLifeMs?: number; explorationFloor?: number } = {};
+  for (const [name, key] of BANDIT_TENANT_FIELDS) {
+    const v = values[name];
+    if (v === undefined) continue;
+    const ok =
+      key === 'halfLifeMs'
+        ? v >= TENANT_HALF_LIFE_MIN_MS && v <= TENANT_HALF_LIFE_MAX_MS
+        : v >= 0 && v <= 0.5;
+    if (!ok) throw new RangeError(`invalid bandit config: ${name}`);
+    o[key] = v;
+  }
+  resolveBanditConfig(o); // the general checks too
+  return o;
+}

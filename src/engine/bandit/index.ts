@@ -5,3 +5,6 @@ export * from './sampling.js';
 export * from './waterfill.js';
 export * from './arms.js';
 export * from './allocate.js';
+export * from './change.js';
+export * from './risk.js';
+export * from './rows.js';

@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { tenantOf, type AppContext } from '../../app-context.js';
 import { compile, ErrorSchema } from '../../schemas/common.js';
 import { TIER1_FIELDS, type TenantConfigService } from '../../tenants/tenant-config.js';
+import { BANDIT_TENANT_FIELDS } from '../../engine/bandit/config.js';
 import { tierOf, type Tenant } from '../../tenants/tenant.js';
 import { endpoint, type Endpoint } from '../endpoint.js';
 
@@ -11,11 +12,14 @@ const Codes = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItem
 const TierConfigPatch = Type.Object(
   {
     prediction_enabled: Type.Optional(Type.Boolean({ description: 'Tier 2 on/off; off drops the engine to tier 1' })),
-    bandit_enabled: Type.Optional(Type.Boolean({ description: 'Tier 3 on/off; off (with prediction on) is tier 2' })),
+    bandit_enabled: Type.Optional(Type.Boolean({ description: 'Tier 3 on/off; off (with prediction on) is tier 2. On with prediction off is still tier 1: the bandit does not act (it keeps its learned state)' })),
     shadow_mode: Type.Optional(Type.Boolean({ description: 'observe and compare only (see /v1/shadow-report)' })),
     thresholds: Type.Optional(
       Type.Record(Type.String(), Type.Number(), {
-        description: `Tier 1 overrides by name: ${[...TIER1_FIELDS.keys()].join(', ')}`,
+        description:
+          `Tier 1 overrides by name: ${[...TIER1_FIELDS.keys()].join(', ')}; ` +
+          `Tier 3 (bandit) overrides: ${[...BANDIT_TENANT_FIELDS.keys()].join(', ')} ` +
+          '(evidence half-life in ms, 10000 to 2592000000, default 600000; minimum weight of every processor that is not failed over, 0 to 0.5, default 0.02)',
       }),
     ),
     error_codes: Type.Optional(
@@ -34,7 +38,7 @@ const TierConfig = Type.Object(
     bandit_enabled: Type.Boolean(),
     shadow_mode: Type.Boolean(),
     tier: Type.Integer({ minimum: 1, maximum: 3, description: '1 when prediction is off, 2 when prediction is on and the bandit off, 3 when both are on' }),
-    thresholds: Type.Record(Type.String(), Type.Number(), { description: 'every Tier 1 setting in force (defaults with overrides)' }),
+    thresholds: Type.Record(Type.String(), Type.Number(), { description: 'every Tier 1 and Tier 3 (bandit_*) setting in force (defaults with overrides)' }),
     threshold_overrides: Type.Record(Type.String(), Type.Number()),
     error_codes: Type.Object({ decline: Type.Array(Type.String()), technical: Type.Array(Type.String()) }),
     updated_at: Type.String({ description: 'ISO 8601, UTC; empty when never changed' }),
