@@ -84,7 +84,7 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
     ...rootEndpoints(app, () => buildOpenApi(endpoints, app.version, config.apiKeys !== null)),
     ...routingEndpoints(app, shadow),
     ...ruleEndpoints(app),
-    ...statsEndpoints(app, () => 0),
+    ...statsEndpoints(app, (tenantId) => engine.banditRuleCount(tenantId)),
     ...healthEndpoints(app, engine),
     ...configEndpoints(app, configs),
     ...webhookEndpoints(webhooks),

@@ -11,13 +11,15 @@ import type { EngineFacade } from '../app-context.js';
 import { log } from '../log.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { RuleLifecycle } from '../rules/rule-service.js';
-import { RI_WINDOW_PRIMARY, RI_WINDOW_SECONDARY, RULE_I32_STRIDE, RULE_MASK, RULE_SHIFT } from '../shared/layout.js';
+import { DecisionSource, RI_DECISION_SOURCE, RI_WINDOW_PRIMARY, RI_WINDOW_SECONDARY, RULE_I32_STRIDE, RULE_MASK, RULE_SHIFT } from '../shared/layout.js';
 import type { SharedTables } from '../shared/tables.js';
 import type { Collection, Log, Store } from '../store/store.js';
 import type { TenantRegistry } from '../tenants/registry.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
 import type { RecordedOutcome } from '../routing/outcome.js';
+import { resolveBanditConfig, type BanditConfig } from './bandit/config.js';
 import { restoreRule, snapshotRule } from './checkpoint.js';
+import { EventRetention } from './retention.js';
 import { eventData, failoverEventOf, type FailoverEventRecord } from './events.js';
 import { EngineScheduler, type ShardSpec, type TenantEngineConfig } from './scheduler.js';
 import { FAST_PATH_RUN, resolveTier1Config } from './tier1/config.js';
@@ -29,6 +31,8 @@ export type EventPublisher = (tenantId: string, eventType: TransitionEvent, data
 interface CounterCheckpoint {
   routed: number;
   reported: number;
+  /** Also kept here because retention prunes the audit trail (absent in older checkpoints). */
+  failovers?: number;
 }
 
 export interface EngineServiceOptions {
@@ -45,6 +49,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
   readonly events: Log<FailoverEventRecord>;
   private readonly checkpoints: Collection<number[]>;
   private readonly counters: Collection<CounterCheckpoint>;
+  private readonly retention: EventRetention;
   private readonly scheduler: EngineScheduler;
   /** Live rule of each occupied slot, to name the rule of a transition. */
   private readonly bySlot = new Map<number, LiveRule>();
@@ -58,6 +63,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
     this.events = o.store.log<FailoverEventRecord>('failover_events');
     this.checkpoints = o.store.collection<number[]>('engine_state');
     this.counters = o.store.collection<CounterCheckpoint>('tenant_counters');
+    this.retention = new EventRetention(this.events);
     this.scheduler = new EngineScheduler({
       tables: o.tables,
       intervalMs: o.intervalMs,
@@ -80,7 +86,8 @@ export class EngineService implements EngineFacade, RuleLifecycle {
     for (const t of this.o.tenants.all()) {
       const c = this.counters.get(t.id, 'counters');
       if (c) t.counters = { routed: c.routed, reported: c.reported, failovers: 0 };
-      t.counters.failovers = this.events.count(t.id);
+      // The larger wins: the trail may have been pruned; the checkpoint may lag the last events.
+      t.counters.failovers = Math.max(this.events.count(t.id), c?.failovers ?? 0);
     }
     this.scheduler.start();
     this.started = true;
@@ -106,10 +113,25 @@ export class EngineService implements EngineFacade, RuleLifecycle {
   configOf(t: Tenant): TenantEngineConfig {
     let c = this.configs.get(t.id);
     if (!c) {
-      c = { tier1: resolveTier1Config(t.tier1Overrides), predictionEnabled: t.settings.predictionEnabled, banditEnabled: t.settings.banditEnabled };
+      const tier1 = resolveTier1Config(t.tier1Overrides);
+      // The bandit's recovery probe is Tier 1's, so a failed-over processor gets the same trickle at every tier.
+      const bandit = resolveBanditConfig({ ...(t.banditOverrides as Partial<BanditConfig>), probeShare: tier1.probeShare });
+      c = { tier1, predictionEnabled: t.settings.predictionEnabled, banditEnabled: t.settings.banditEnabled, bandit };
       this.configs.set(t.id, c);
     }
     return c;
+  }
+
+  /** Rules of the tenant whose published decision source is currently `mab` (/v1/stats bandit.rule_count). */
+  banditRuleCount(tenantId: string): number {
+    const t = this.o.tenants.find(tenantId);
+    if (!t) return 0;
+    let n = 0;
+    for (const rule of t.rules.values()) {
+      const seg = this.o.tables.ruleSegs[rule.slot >> RULE_SHIFT];
+      if (seg.ruleI32[(rule.slot & RULE_MASK) * RULE_I32_STRIDE + RI_DECISION_SOURCE] === DecisionSource.Mab) n++;
+    }
+    return n;
   }
 
   /** Call after changing a tenant's settings or overrides; takes effect at its next evaluation. */
@@ -185,7 +207,10 @@ export class EngineService implements EngineFacade, RuleLifecycle {
       if (seg.ruleI32[ib + RI_WINDOW_PRIMARY] < 0 && seg.ruleI32[ib + RI_WINDOW_SECONDARY] < 0) continue;
       this.track(this.checkpoints.put(tenantId, rule.record.rule_id, Array.from(snapshotRule(tables, rule.slot))));
     }
-    this.track(this.counters.put(tenantId, 'counters', { routed: tenant.counters.routed, reported: tenant.counters.reported }));
+    const c = tenant.counters;
+    this.track(this.counters.put(tenantId, 'counters', { routed: c.routed, reported: c.reported, failovers: c.failovers }));
+    const pruning = this.retention.maybePrune(tenantId);
+    if (pruning !== null) this.track(pruning);
   }
 
   private track(p: Promise<unknown>): void {
