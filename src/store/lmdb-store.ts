@@ -70,6 +70,17 @@ class LmdbLog<V> implements Log<V> {
     });
     return n;
   }
+  async pruneBeyond(tenantId: string, keep: number): Promise<number> {
+    let n = 0;
+    await this.db.transaction(() => {
+      const old = [...this.db.getKeys({ start: [tenantId, Number.MAX_SAFE_INTEGER], end: [tenantId, -1], reverse: true, offset: keep })];
+      for (const key of old) {
+        this.db.removeSync(key);
+        n++;
+      }
+    });
+    return n;
+  }
 }
 
 /** Cursor keys for pagination: "<atMs>-<seq>", opaque to clients. */

@@ -24,6 +24,8 @@ export interface Log<V> {
   count(tenantId: string): number;
   /** Deletes entries older than `cutoffMs`; returns how many. */
   prune(tenantId: string, cutoffMs: number): Promise<number>;
+  /** Deletes all but the newest `keep` entries; returns how many. */
+  pruneBeyond(tenantId: string, keep: number): Promise<number>;
 }
 
 export interface WriteBatch {
