@@ -27,3 +27,27 @@ export function readBody(res: HttpResponse, limit: number, onPartial: () => void
     }
   });
 }
+
+/** Deepest array/object nesting any accepted body may have (the deepest schema needs 3). */
+export const MAX_JSON_DEPTH = 32;
+
+/**
+ * Whether the JSON text nests arrays/objects deeper than `max`. A linear byte scan that skips
+ * strings, run before JSON.parse: validators and hashing (e.g. `uniqueItems`) recurse, and a
+ * deep enough body would exhaust their stack.
+ */
+export function nestedDeeperThan(body: Buffer, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped byte
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}

@@ -8,11 +8,12 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
 import { errorBody, errors, ServiceError } from '../errors.js';
 import type { ApiKeyTable, KeyGrant } from './api-keys.js';
-import { readBody } from './body.js';
+import { MAX_JSON_DEPTH, nestedDeeperThan, readBody } from './body.js';
 import { CorsPolicy } from './cors.js';
 import type { Ctx, Endpoint, Method, Reply } from './endpoint.js';
 import { send, type ResponseState } from './reply.js';
 import type { RateLimiter } from './rate-limit.js';
+import { loneSurrogatePath, mayHoldLoneSurrogate } from './unicode.js';
 
 export interface RouterOptions {
   apiKeys: ApiKeyTable | null;
@@ -184,11 +185,24 @@ export class Router {
           this.fail(res, state, method, template, errors.field('body', 'a JSON object is required'), t0);
           return;
         }
+        if (nestedDeeperThan(r.body, MAX_JSON_DEPTH)) {
+          this.fail(res, state, method, template, errors.field('body', `nested deeper than ${MAX_JSON_DEPTH} levels`), t0);
+          return;
+        }
+        let text: string;
         try {
-          parsed = JSON.parse(r.body.toString('utf8'));
+          text = r.body.toString('utf8');
+          parsed = JSON.parse(text);
         } catch (e) {
           this.fail(res, state, method, template, errors.malformedJson((e as Error).message), t0);
           return;
+        }
+        if (mayHoldLoneSurrogate(text)) {
+          const at = loneSurrogatePath(parsed);
+          if (at !== null) {
+            this.fail(res, state, method, template, errors.field(at, 'contains a lone UTF-16 surrogate (not valid Unicode)'), t0);
+            return;
+          }
         }
         try {
           parsed = ep.body.parse(parsed);

@@ -211,7 +211,7 @@ export class ShadowService implements ShadowObserver {
   report(t: Tenant, averageOrderValue: number = DEFAULT_AVERAGE_ORDER_VALUE): ShadowReport {
     const p = this.periods.get(t.id);
     const now = this.now();
-    const rules: Record<string, ShadowRuleReport> = {};
+    const rules: Record<string, ShadowRuleReport> = Object.create(null); // rule ids may be `__proto__`
     if (p) {
       for (const id of [...p.rules.keys()].sort()) {
         const r = p.rules.get(id)!;

@@ -80,8 +80,12 @@ export interface StoredShadow {
   failures_on_degraded: number;
   saved: number;
   failover_events: number;
-  /** rule id → [outcomes, failures, overrides, failures_on_degraded, recommended] */
-  rules: Record<string, [number, number, number, number, string]>;
+  /**
+   * [rule id, outcomes, failures, overrides, failures_on_degraded, recommended] per rule. An
+   * array, not an object keyed by rule id: the store's encoder renames a `__proto__` key (a
+   * valid rule id). Records written before hold an object keyed by rule id; both are read.
+   */
+  rules: [string, number, number, number, number, string][] | Record<string, [number, number, number, number, string]>;
   saved_at_ms: number;
 }
 
@@ -90,8 +94,8 @@ const orNaN = (x: number | null | undefined) => (typeof x === 'number' ? x : NaN
 const count = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) && x >= 0 ? Math.floor(x) : 0);
 
 export function serialize(s: ShadowPeriod, nowMs: number): StoredShadow {
-  const rules: StoredShadow['rules'] = {};
-  for (const [id, r] of s.rules) rules[id] = [r.outcomes, r.failures, r.overrides, r.failuresOnDegraded, r.recommended];
+  const rules: [string, number, number, number, number, string][] = [];
+  for (const [id, r] of s.rules) rules.push([id, r.outcomes, r.failures, r.overrides, r.failuresOnDegraded, r.recommended]);
   return {
     v: 1,
     active: s.active,
@@ -129,8 +133,11 @@ export function deserialize(v: StoredShadow, failoverBase: number): ShadowPeriod
   s.saved = count(v.saved);
   s.failoversFolded = count(v.failover_events);
   s.failoverBase = failoverBase;
-  for (const [id, r] of Object.entries(v.rules ?? {})) {
-    if (!Array.isArray(r)) continue;
+  const entries: [unknown, unknown][] = Array.isArray(v.rules)
+    ? v.rules.map((e) => (Array.isArray(e) ? [e[0], e.slice(1)] : [undefined, undefined]))
+    : Object.entries(v.rules ?? {});
+  for (const [id, r] of entries) {
+    if (typeof id !== 'string' || !Array.isArray(r)) continue;
     s.rules.set(id, { outcomes: count(r[0]), failures: count(r[1]), overrides: count(r[2]), failuresOnDegraded: count(r[3]), recommended: String(r[4] ?? '') });
   }
   return s;

@@ -67,7 +67,9 @@ export function healthEndpoints(app: AppContext, engine: EngineService): Endpoin
       auth: true,
       handler: (ctx) => {
         const t = tenantOf(app, ctx);
-        const rules: Record<string, unknown> = {};
+        // No prototype: a rule may be called `__proto__` (a valid id), which would otherwise
+        // set the object's prototype instead of adding the rule.
+        const rules: Record<string, unknown> = Object.create(null);
         for (const r of t.rules.values()) rules[r.record.rule_id] = ruleHealth(app.tables, r);
         return { status: 200, body: { status: 'ok', engine_running: engine.running(), tier: tierOf(t.settings), rules } };
       },
