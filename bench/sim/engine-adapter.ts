@@ -8,7 +8,7 @@
  * workers/evaluate.ts, i.e. Tier 1 plus every stage registered in workers/stages.ts),
  * following EngineScheduler's rules in virtual time:
  *   - a cycle every `evalIntervalMs`, skipped (not queued) while the shard's task runs;
- *   - an early evaluation when a run counter reaches FAST_PATH_RUN, at most one per
+ *   - an early evaluation when `wantsEarlyEvaluation` says so (a hard run or an error burst), at most one per
  *     `earlyGapMs`, deferred until a running task finishes;
  *   - a task publishes its decision `poolDelayMs` after dispatch (the pool round trip; the
  *     real pool takes well under that, so this errs on the slow side).
@@ -32,7 +32,9 @@ import { decide, matchRule } from '../../src/routing/decide.js';
 import { recordReportedOutcome } from '../../src/routing/outcome.js';
 import { toRecord } from '../../src/rules/rule-service.js';
 import { settingsForTier, Tenant, type LiveRule } from '../../src/tenants/tenant.js';
-import { FAST_PATH_RUN, resolveTier1Config, type Tier1Config } from '../../src/engine/tier1/config.js';
+import type { Tier1Config } from '../../src/engine/tier1/config.js';
+import { engineConfigFor } from '../../src/engine/tenant-engine-config.js';
+import { wantsEarlyEvaluation } from '../../src/engine/fast-path.js';
 import type { Transition } from '../../src/engine/transitions.js';
 import evaluate, { evaluateWith } from '../../workers/evaluate.js';
 import { tablesIdOf, type EvaluateResult, type EvaluateTask, type TenantEngineConfig } from '../../workers/protocol.js';
@@ -144,15 +146,9 @@ export class InProcessEngine implements EngineAdapter {
       new Date(this.startMs),
     );
     const slot = this.tables.allocRule(record.primary_weight, record.primary_id === record.secondary_id, this.startMs);
-    this.rule = { record, slot };
+    this.rule = { record, slot, runStartedAt: [0, 0] };
     this.tenant.addRule(this.rule);
-    // As EngineService.configOf builds it from the tenant's settings.
-    this.config = {
-      tier1: resolveTier1Config(this.tenant.tier1Overrides),
-      predictionEnabled: this.tenant.settings.predictionEnabled,
-      banditEnabled: this.tenant.settings.banditEnabled,
-      ...o.configExtras,
-    };
+    this.config = { ...engineConfigFor(this.tenant), ...o.configExtras };
     const stages = o.stages;
     this.run = stages ? (task) => evaluateWith(task, stages) : evaluate;
     this.router = new Rng(o.seed).fork('router');
@@ -178,8 +174,8 @@ export class InProcessEngine implements EngineAdapter {
     const report = { rule_id: this.rule.record.rule_id, processor_id: processorId, success: o.success, latency_ms: o.latency_ms, error_code: o.error_code };
     const rec = recordReportedOutcome(this.tables, this.tenant, report, nowMs);
     this.tenant.counters.reported++;
-    // EngineService.outcomeRecorded: exactly at the threshold, one request per run.
-    if (this.fastPath && rec.run === FAST_PATH_RUN) {
+    // As EngineService.outcomeRecorded.
+    if (this.fastPath && wantsEarlyEvaluation(this.tables, rec, this.config.tier1, nowMs)) {
       this.earlyPending = true;
       this.tryEarly(nowMs);
     }

@@ -17,12 +17,12 @@ import type { Collection, Log, Store } from '../store/store.js';
 import type { TenantRegistry } from '../tenants/registry.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
 import type { RecordedOutcome } from '../routing/outcome.js';
-import { resolveBanditConfig, type BanditConfig } from './bandit/config.js';
 import { restoreRule, snapshotRule } from './checkpoint.js';
 import { EventRetention } from './retention.js';
 import { eventData, failoverEventOf, type FailoverEventRecord } from './events.js';
 import { EngineScheduler, type ShardSpec, type TenantEngineConfig } from './scheduler.js';
-import { FAST_PATH_RUN, resolveTier1Config } from './tier1/config.js';
+import { wantsEarlyEvaluation } from './fast-path.js';
+import { engineConfigFor } from './tenant-engine-config.js';
 import type { Transition, TransitionEvent } from './transitions.js';
 import type { FailoverEventData, ProcessorEventData } from '../webhooks/events.js';
 
@@ -113,10 +113,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
   configOf(t: Tenant): TenantEngineConfig {
     let c = this.configs.get(t.id);
     if (!c) {
-      const tier1 = resolveTier1Config(t.tier1Overrides);
-      // The bandit's recovery probe is Tier 1's, so a failed-over processor gets the same trickle at every tier.
-      const bandit = resolveBanditConfig({ ...(t.banditOverrides as Partial<BanditConfig>), probeShare: tier1.probeShare });
-      c = { tier1, predictionEnabled: t.settings.predictionEnabled, banditEnabled: t.settings.banditEnabled, bandit };
+      c = engineConfigFor(t);
       this.configs.set(t.id, c);
     }
     return c;
@@ -149,8 +146,9 @@ export class EngineService implements EngineFacade, RuleLifecycle {
 
   // ── hot path hook ────────────────────────────────────────────────────────────────────
   outcomeRecorded(tenant: Tenant, outcome: RecordedOutcome): void {
-    // Exactly at the threshold: one early evaluation per run, not one per further failure.
-    if (outcome.run === FAST_PATH_RUN && this.started) this.scheduler.requestEvaluation(tenant.id);
+    if (this.started && wantsEarlyEvaluation(this.o.tables, outcome, this.configOf(tenant).tier1, Date.now())) {
+      this.scheduler.requestEvaluation(tenant.id);
+    }
   }
 
   // ── rule lifecycle ───────────────────────────────────────────────────────────────────

@@ -27,6 +27,10 @@ export interface RecordedOutcome {
   kind: OutcomeKind;
   /** Length of the processor's current run of technical failures (0 after any other outcome). */
   run: number;
+  /** 0 primary, 1 secondary. */
+  processor: 0 | 1;
+  /** The processor's outcome window. */
+  window: number;
 }
 
 export function recordReportedOutcome(tables: SharedTables, tenant: Tenant, report: OutcomeReport, nowMs: number): RecordedOutcome {
@@ -51,9 +55,22 @@ export function recordReportedOutcome(tables: SharedTables, tenant: Tenant, repo
   }
   recordOutcome(tables.windowSegs[w >> WINDOW_SHIFT], w & WINDOW_MASK, nowMs, kind, report.latency_ms);
 
+  // The run of consecutive technical failures. Outcomes arrive after their latency, so a
+  // success reported during an outage may be a payment that started before it: a success that
+  // started before the run's first failure started says nothing about the processor now and
+  // does not end the run (otherwise slow successes from before an outage delay its detection).
   const runField = ib + (k === 0 ? RI_RUN_PRIMARY : RI_RUN_SECONDARY);
-  let run = 0;
-  if (kind === OutcomeKind.TechError || kind === OutcomeKind.Timeout) run = Atomics.add(seg.ruleI32, runField, 1) + 1;
-  else Atomics.store(seg.ruleI32, runField, 0);
-  return { rule, kind, run };
+  const startedAt = nowMs - report.latency_ms;
+  let run: number;
+  if (kind === OutcomeKind.TechError || kind === OutcomeKind.Timeout) {
+    run = Atomics.add(seg.ruleI32, runField, 1) + 1;
+    if (run === 1) rule.runStartedAt[k] = startedAt;
+  } else {
+    run = Atomics.load(seg.ruleI32, runField);
+    if (run === 0 || startedAt >= rule.runStartedAt[k]) {
+      run = 0;
+      Atomics.store(seg.ruleI32, runField, 0);
+    }
+  }
+  return { rule, kind, run, processor: k, window: w };
 }

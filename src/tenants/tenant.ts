@@ -22,6 +22,8 @@ export interface RuleRecord {
 export interface LiveRule {
   record: RuleRecord;
   slot: number; // rule slot in the shared tables
+  /** Front thread only: when the first payment of each processor's current technical-failure run started (ms). */
+  runStartedAt: [number, number];
 }
 
 export interface TenantCounters {

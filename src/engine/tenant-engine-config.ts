@@ -1,0 +1,12 @@
+/** A tenant's engine configuration as the workers receive it, resolved and validated. */
+import type { Tenant } from '../tenants/tenant.js';
+import { resolveBanditConfig, type BanditConfig } from './bandit/config.js';
+import type { TenantEngineConfig } from './scheduler.js';
+import { resolveTier1Config } from './tier1/config.js';
+
+export function engineConfigFor(t: Tenant): TenantEngineConfig {
+  const tier1 = resolveTier1Config(t.tier1Overrides);
+  // The bandit's recovery probe is Tier 1's, so a failed-over processor gets the same trickle at every tier.
+  const bandit = resolveBanditConfig({ ...(t.banditOverrides as Partial<BanditConfig>), probeShare: tier1.probeShare });
+  return { tier1, predictionEnabled: t.settings.predictionEnabled, banditEnabled: t.settings.banditEnabled, bandit };
+}
