@@ -1,0 +1,167 @@
+/**
+ * `npm run bench:soak`: a steady mixed load for 10 minutes (`--minutes N` to change) —
+ * POST /v1/route at 400 req/s and POST /v1/outcome at 150 req/s (generators in child
+ * processes), rule churn (a rule created and another deleted every 200 ms, per tenant), the
+ * evaluation cycle every 2 s — against the real service with rules loaded.
+ *
+ * Reports RSS at start and end (growth after the first minute must stay within
+ * RSS_GROWTH_BOUND_MB), the front thread's event-loop delay p99
+ * (prom-client's `service_process_nodejs_eventloop_lag_p99_seconds`, scraped from /metrics/
+ * every 10 s), a single client's route latency (1-s sequential probe every 10 s: autocannon's
+ * paced load arrives in bursts at each second, which its own percentiles include) and errors,
+ * which must be zero (exit code 1 if either fails). JSON under bench/results/.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runLoad } from './lib/load-child.js';
+import { DIST, startChild, type Child } from './lib/processes.js';
+import { seed } from './lib/seed.js';
+import { outcomeRequests, probe, routeRequests } from './overload.js';
+
+const RESULTS = fileURLToPath(new URL('../../bench/results/', import.meta.url));
+const ROUTE_RPS = 400;
+const OUTCOME_RPS = 150;
+const CHURN_MS = 200;
+/** RSS may grow at most this much after the first minute (README, Reliability and security). */
+const RSS_GROWTH_BOUND_MB = 16;
+
+function arg(name: string, def: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : def;
+}
+
+interface Sample {
+  t_s: number;
+  rss_mb: number;
+  eventloop_lag_p99_ms: number;
+  heap_used_mb: number;
+  rules: number;
+  /** One client's sequential route requests for 1 s (autocannon's paced load comes in bursts). */
+  probe_p50_ms: number;
+  probe_p99_ms: number;
+}
+
+async function main(): Promise<void> {
+  const minutes = arg('minutes', 10);
+  const durationS = Math.round(minutes * 60);
+  const tenants = 2;
+  const dir = mkdtempSync(join(tmpdir(), 'soak-'));
+  let svc: Child | undefined;
+  try {
+    const { rules } = await seed(dir, { rules: 2000, tenants });
+    svc = await startChild(join(DIST, 'src/main.js'), {
+      SERVICE_DATA_DIR: dir,
+      SERVICE_API_KEYS: Array.from({ length: tenants }, (_, t) => `key${t}:t${t}`).join(','),
+      SERVICE_RATE_LIMIT_RPS: '0',
+      SERVICE_EVAL_INTERVAL_MS: '2000',
+    });
+    const url = svc.url;
+    const samples: Sample[] = [];
+    const probeRequests = routeRequests(rules, tenants);
+    let errorsSeenByProbe = 0;
+    const t0 = Date.now();
+    const sample = async () => {
+      const text = await (await fetch(`${url}/metrics/`)).text();
+      const gauge = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.eE+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
+      const p = await probe(url, probeRequests);
+      const stats = (await (await fetch(`${url}/v1/stats`, { headers: { 'x-api-key': 'key0' } })).json()) as { trie: { total_rules: number } };
+      samples.push({
+        t_s: Math.round((Date.now() - t0) / 1000),
+        rss_mb: Math.round(svc!.rssMb() * 10) / 10,
+        eventloop_lag_p99_ms: Math.round(gauge('service_process_nodejs_eventloop_lag_p99_seconds') * 1e5) / 100,
+        heap_used_mb: Math.round(gauge('service_process_nodejs_heap_size_used_bytes') / 1e5) / 10,
+        rules: stats.trie.total_rules,
+        probe_p50_ms: p.p50,
+        probe_p99_ms: p.p99,
+      });
+      errorsSeenByProbe += p.errors;
+    };
+    await sample();
+    const rssStart = samples[0].rss_mb;
+
+    // Rule churn: per tenant, create a rule every CHURN_MS and delete the one created 10 steps earlier.
+    let stopChurn = false;
+    const churn = { created: 0, deleted: 0, errors: 0, firstError: '' };
+    const churnLoop = async (t: number) => {
+      const h = { 'x-api-key': `key${t}`, 'content-type': 'application/json' };
+      for (let i = 0; !stopChurn; i++) {
+        const started = Date.now();
+        try {
+          const c = await fetch(`${url}/v1/rules`, {
+            method: 'POST',
+            headers: h,
+            body: JSON.stringify({ rule_id: `churn_${i}`, attributes: ['ZZ', 'EUR', 'card', `churn${i}`], primary_id: 'p1', secondary_id: 'p2' }),
+          });
+          if (c.status === 201) churn.created++;
+          else throw new Error(`create ${c.status} ${await c.text()}`);
+          if (i >= 10) {
+            const d = await fetch(`${url}/v1/rules/churn_${i - 10}`, { method: 'DELETE', headers: h });
+            if (d.status === 200) churn.deleted++;
+            else throw new Error(`delete ${d.status} ${await d.text()}`);
+          }
+        } catch (e) {
+          churn.errors++;
+          churn.firstError ||= String(e);
+        }
+        await new Promise((r) => setTimeout(r, Math.max(0, CHURN_MS - (Date.now() - started))));
+      }
+    };
+    const churners = Array.from({ length: tenants }, (_, t) => churnLoop(t));
+    const sampler = setInterval(() => void sample().catch(() => {}), 10_000);
+    const progress = setInterval(() => {
+      const s = samples[samples.length - 1];
+      console.log(`${s.t_s} s: rss ${s.rss_mb} MB, eventloop p99 ${s.eventloop_lag_p99_ms} ms, route probe p99 ${s.probe_p99_ms} ms, heap ${s.heap_used_mb} MB, rules ${s.rules}`);
+    }, 60_000);
+    const [route, outcome] = await Promise.all([
+      runLoad({ url, connections: 20, durationS, overallRate: ROUTE_RPS, requests: routeRequests(rules, tenants) }),
+      runLoad({ url, connections: 10, durationS, overallRate: OUTCOME_RPS, requests: outcomeRequests(rules, tenants) }),
+    ]);
+    stopChurn = true;
+    await Promise.all(churners);
+    clearInterval(sampler);
+    clearInterval(progress);
+    await sample();
+    const rssEnd = samples[samples.length - 1].rss_mb;
+    // Growth after warm-up: the first minute fills caches, JIT and the allocator's arenas.
+    const warm = samples.find((s) => s.t_s >= 60) ?? samples[1] ?? samples[0];
+    const lags = samples.slice(1).map((s) => s.eventloop_lag_p99_ms).filter(Number.isFinite).sort((a, b) => a - b);
+    const errors = route.non2xx + route.errors + outcome.non2xx + outcome.errors + churn.errors + errorsSeenByProbe;
+    const probes = samples.slice(1).map((s) => s.probe_p99_ms).sort((a, b) => a - b);
+    const result = {
+      date: new Date().toISOString(),
+      minutes,
+      load: { route_rps: ROUTE_RPS, outcome_rps: OUTCOME_RPS, churn: `create + delete every ${CHURN_MS} ms per tenant`, tenants, eval_interval_ms: 2000 },
+      route: { responses: route.responses, rps: Math.round(route.rps), p50_ms: route.p50, p99_ms: route.p99, p999_ms: route.p999, max_ms: route.max, status: route.statusCodes },
+      outcome: { responses: outcome.responses, rps: Math.round(outcome.rps), p99_ms: outcome.p99, status: outcome.statusCodes },
+      churn,
+      errors,
+      rss_mb: {
+        start: rssStart,
+        after_warmup: warm.rss_mb,
+        end: rssEnd,
+        max: Math.max(...samples.map((s) => s.rss_mb)),
+        growth_after_warmup: Math.round((rssEnd - warm.rss_mb) * 10) / 10,
+        bound: RSS_GROWTH_BOUND_MB,
+      },
+      eventloop_lag_p99_ms: { median: lags[Math.floor(lags.length / 2)], max: lags[lags.length - 1] },
+      route_probe_p99_ms: { median: probes[Math.floor(probes.length / 2)], max: probes[probes.length - 1] },
+      samples,
+    };
+    console.log(JSON.stringify({ ...result, samples: `${samples.length} samples (in the JSON file)` }, null, 2));
+    mkdirSync(RESULTS, { recursive: true });
+    const file = join(RESULTS, `soak-${result.date.replace(/[:.]/g, '-')}.json`);
+    writeFileSync(file, JSON.stringify(result, null, 2));
+    console.log(`written to ${file}`);
+    if (errors > 0 || result.rss_mb.growth_after_warmup > RSS_GROWTH_BOUND_MB) process.exitCode = 1;
+  } finally {
+    await svc?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
