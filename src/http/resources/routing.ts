@@ -25,7 +25,7 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
         if (!rule) throw errors.noMatch();
         const decision = decide(app.tables, rule, Math.random());
         tenant.counters.routed++;
-        app.metrics.routed.inc();
+        app.metrics.counts.routed++;
         if (shadow !== null && tenant.settings.shadowMode) shadow.routed(tenant, Date.now());
         return { status: 200, body: decision };
       },
@@ -51,7 +51,7 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
         const now = Date.now();
         const recorded = recordReportedOutcome(app.tables, tenant, body, now);
         tenant.counters.reported++;
-        app.metrics.reported.inc();
+        app.metrics.counts.reported++;
         // Before the engine hook: the status and recommendation are those the client faced.
         if (shadow !== null && tenant.settings.shadowMode) shadow.outcome(tenant, recorded, body.processor_id, now);
         app.engine.outcomeRecorded(tenant, recorded);
