@@ -1,0 +1,108 @@
+/**
+ * Tier 2 (Foresight) as a worker pipeline stage (`workers/stages.ts`), run after Tier 1 on
+ * every rule of every evaluation:
+ *
+ * - prediction enabled: advance both processors' GRUs (one step per STEP_MS, see state.ts),
+ *   publish their calibrated failure probabilities (PF_FAILURE_PROB and the decision's
+ *   probabilities), and when the primary's probability has stayed above the tenant's action
+ *   threshold for `confirmSteps` consecutive steps, lower the primary share as policy.ts describes, with decision source
+ *   `prediction`. When Tier 1 overrides (a processor failed_over, a shift back in progress,
+ *   a self-fallback rule) the probabilities are still published but the share is Tier 1's;
+ *   the pipeline enforces that too.
+ * - prediction disabled: the probabilities are NaN (null in the API) and the stage's state is
+ *   cleared, so re-enabling starts cold; the decision is untouched, i.e. exactly Tier 1.
+ *
+ * The stage is always "enabled" in the pipeline's sense so that switching prediction off at
+ * runtime also clears the published probabilities; when off it costs two comparisons per rule.
+ */
+import { DecisionSource, PF_FAILURE_PROB } from '../../shared/layout.js';
+import type { DecisionFields } from '../../shared/decision.js';
+import type { TenantEngineConfig } from '../../../workers/protocol.js';
+import type { ProcessorContext, RuleStage, RuleStageContext } from '../../../workers/stages.js';
+import { newGruScratch, type GruScratch } from './gru-kernel.js';
+import { loadModel, type ForesightModel } from './model.js';
+import { DEFAULT_FORESIGHT_CONFIG, predictedShare, type ForesightConfig } from './policy.js';
+import { clearForesightState, G_STEPS, sustainedProbability } from './state.js';
+import { advanceProcessor, newStepResult, type StepResult } from './step.js';
+
+/**
+ * Per-tenant Foresight settings ride on the tenant's engine config; until the lead adds
+ * `foresight?: ForesightConfig` to TenantEngineConfig, the stage reads it structurally.
+ */
+export type ForesightTenantConfig = TenantEngineConfig & { foresight?: ForesightConfig };
+
+export interface StepObservation {
+  processor: 0 | 1;
+  nowMs: number;
+  step: Readonly<StepResult>;
+  ctx: Readonly<RuleStageContext>;
+}
+
+export interface ForesightStageOptions {
+  /** Default: `models/foresight-gru.json`, loaded on first use. */
+  model?: ForesightModel;
+  /** Called after each GRU step (evaluation and tests; not used by the service). */
+  onStep?: (o: StepObservation) => void;
+}
+
+export function createForesightStage(opts: ForesightStageOptions = {}): RuleStage {
+  let model = opts.model;
+  let scratch: GruScratch | undefined;
+  const results = [newStepResult(), newStepResult()];
+  const obs: StepObservation = { processor: 0, nowMs: 0, step: results[0], ctx: undefined as unknown as RuleStageContext };
+
+  function advance(ctx: RuleStageContext, k: 0 | 1, p: ProcessorContext, m: ForesightModel): StepResult {
+    const r = advanceProcessor(m, scratch ?? null, ctx.rules.procF64, p.row, p.window, p.windowIndex, ctx.nowMs, results[k]);
+    if (r.stepped && opts.onStep !== undefined) {
+      obs.processor = k;
+      obs.nowMs = ctx.nowMs;
+      obs.step = r;
+      obs.ctx = ctx;
+      opts.onStep(obs);
+    }
+    return r;
+  }
+
+  return {
+    name: 'foresight',
+    enabled: () => true,
+    apply(ctx: RuleStageContext, decision: DecisionFields): void {
+      const procF64 = ctx.rules.procF64;
+      const cfg = ctx.config as ForesightTenantConfig;
+      if (!cfg.predictionEnabled) {
+        disable(procF64, ctx.primary.row);
+        disable(procF64, ctx.secondary.row);
+        return;
+      }
+      const m = (model ??= loadModel());
+      scratch ??= newGruScratch(m);
+      const rp = advance(ctx, 0, ctx.primary, m);
+      // A self-fallback rule has one processor: its row pair mirrors one state.
+      const rs = ctx.sameProcessor ? rp : advance(ctx, 1, ctx.secondary, m);
+      procF64[ctx.primary.row + PF_FAILURE_PROB] = rp.prob;
+      procF64[ctx.secondary.row + PF_FAILURE_PROB] = rs.prob;
+      decision.failProbPrimary = rp.prob;
+      decision.failProbSecondary = rs.prob;
+      if (ctx.tier1Override) return;
+      // Act on the sustained risk of the primary; the secondary is judged on its current one.
+      const fc = cfg.foresight ?? DEFAULT_FORESIGHT_CONFIG;
+      const risk = sustainedProbability(procF64, ctx.primary.row, fc.confirmSteps);
+      const share = predictedShare(ctx.configWeight, risk, rs.prob, fc);
+      if (share < decision.primaryShare) {
+        decision.primaryShare = share;
+        decision.source = DecisionSource.Prediction;
+      }
+    },
+  };
+}
+
+/** Prediction off: NaN probability and a cold state (written only when not already so). */
+function disable(procF64: Float64Array, row: number): void {
+  if (procF64[row + G_STEPS] !== 0 || !Number.isNaN(procF64[row + PF_FAILURE_PROB])) {
+    clearForesightState(procF64, row);
+    procF64[row + PF_FAILURE_PROB] = NaN;
+  }
+}
+
+/** The stage the worker pipeline registers (model loaded on the first enabled rule). */
+export const foresightStage: RuleStage = createForesightStage();
