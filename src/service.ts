@@ -27,6 +27,7 @@ import { shadowEndpoints } from './http/resources/shadow.js';
 import { ShadowService } from './shadow/shadow-service.js';
 import { Router } from './http/router.js';
 import { RateLimiter } from './http/rate-limit.js';
+import { loadModel } from './engine/foresight/model.js';
 import { log, setLogLevel } from './log.js';
 import { Metrics } from './metrics/registry.js';
 import { RuleService } from './rules/rule-service.js';
@@ -52,6 +53,9 @@ function packageVersion(): string {
 
 export async function startService(config: Config = loadConfig()): Promise<RunningService> {
   setLogLevel(config.logLevel);
+  // The workers load the Foresight model lazily; loading it here first makes a deployment
+  // without `models/` fail at start, not quietly at the first Tier 2 evaluation.
+  loadModel();
   const store = new LmdbStore(config.dataDir);
   const tables = new SharedTables();
   const configuredTenants = config.apiKeys ? config.apiKeys.tenants() : ['default'];

@@ -3,6 +3,7 @@
  * SharedArrayBuffers travel by reference; everything else is structured-cloned per task.
  */
 import type { BanditConfig } from '../src/engine/bandit/config.js';
+import type { ForesightConfig } from '../src/engine/foresight/policy.js';
 import type { Tier1Config } from '../src/engine/tier1/config.js';
 import type { Transition } from '../src/engine/transitions.js';
 import type { SharedTables, TableSegments } from '../src/shared/tables.js';
@@ -19,6 +20,8 @@ export interface TenantEngineConfig {
    * means DEFAULT_BANDIT_CONFIG. EngineService.configOf always sets it.
    */
   bandit?: BanditConfig;
+  /** Tier 2 settings; the stage uses its defaults when absent. */
+  foresight?: ForesightConfig;
 }
 
 export interface EvaluateTask {

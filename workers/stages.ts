@@ -10,6 +10,7 @@ import type { RuleSegmentViews, WindowSegmentViews } from '../src/shared/layout.
 import type { ProcState } from '../src/engine/tier1/state.js';
 import type { TenantEngineConfig } from './protocol.js';
 import { autopilotStage } from './autopilot-stage.js';
+import { foresightStage } from '../src/engine/foresight/stage.js';
 
 export interface ProcessorContext {
   /** Offset of the processor's row in `rules.procF64`. */
@@ -45,6 +46,6 @@ export interface RuleStage {
 
 /** Stages in pipeline order (Tier 2 before Tier 3, which uses its predictions). */
 export const STAGES: readonly RuleStage[] = [
-  // Tier 2 (Foresight) goes here, before Tier 3: it writes PF_FAILURE_PROB and may cut the primary's share.
+  foresightStage, // Tier 2 (Foresight): writes PF_FAILURE_PROB and may cut the primary's share; see src/engine/foresight/stage.ts
   autopilotStage, // Tier 3 (Autopilot): reads Tier 2's probabilities and cut; see workers/autopilot-stage.ts
 ];

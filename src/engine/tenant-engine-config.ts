@@ -3,10 +3,12 @@ import type { Tenant } from '../tenants/tenant.js';
 import { resolveBanditConfig, type BanditConfig } from './bandit/config.js';
 import type { TenantEngineConfig } from './scheduler.js';
 import { resolveTier1Config } from './tier1/config.js';
+import { resolveForesightConfig } from './foresight/policy.js';
 
 export function engineConfigFor(t: Tenant): TenantEngineConfig {
   const tier1 = resolveTier1Config(t.tier1Overrides);
   // The bandit's recovery probe is Tier 1's, so a failed-over processor gets the same trickle at every tier.
   const bandit = resolveBanditConfig({ ...(t.banditOverrides as Partial<BanditConfig>), probeShare: tier1.probeShare });
-  return { tier1, predictionEnabled: t.settings.predictionEnabled, banditEnabled: t.settings.banditEnabled, bandit };
+  const foresight = resolveForesightConfig(t.foresightOverrides);
+  return { tier1, predictionEnabled: t.settings.predictionEnabled, banditEnabled: t.settings.banditEnabled, bandit, foresight };
 }

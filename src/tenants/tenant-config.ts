@@ -12,6 +12,7 @@ import {
   TENANT_HALF_LIFE_MIN_MS,
   tenantBanditOverrides,
 } from '../engine/bandit/config.js';
+import { DEFAULT_FORESIGHT_CONFIG, resolveForesightConfig, type ForesightConfig } from '../engine/foresight/policy.js';
 import type { Collection, Store } from '../store/store.js';
 import type { TenantRegistry } from './registry.js';
 import type { Tenant } from './tenant.js';
@@ -42,6 +43,20 @@ export const TIER1_FIELDS: ReadonlyMap<string, keyof Tier1Config> = new Map(
     .filter((k) => typeof DEFAULT_TIER1_CONFIG[k] === 'number')
     .map((k) => [snake(k), k]),
 );
+
+/** Tier 2 (Foresight) settings exposed in the API: snake_case name → ForesightConfig key. */
+export const FORESIGHT_FIELDS: ReadonlyMap<string, keyof ForesightConfig> = new Map([
+  ['prediction_action_threshold', 'actionThreshold'],
+  ['prediction_shift_gain', 'shiftGain'],
+  ['prediction_min_primary_share', 'minPrimaryShare'],
+  ['prediction_confirm_steps', 'confirmSteps'],
+]);
+
+function foresightOverrides(thresholds: Record<string, number>): Partial<ForesightConfig> {
+  const o: Record<string, number> = {};
+  for (const [name, key] of FORESIGHT_FIELDS) if (name in thresholds) o[key] = thresholds[name];
+  return o as Partial<ForesightConfig>;
+}
 
 /** Called when a tenant's engine-relevant configuration changed. */
 export type ConfigListener = (tenant: Tenant) => void;
@@ -74,6 +89,9 @@ export class TenantConfigService {
     for (const [name, key] of BANDIT_TENANT_FIELDS) {
       if (key in t.banditOverrides) thresholds[name] = t.banditOverrides[key];
     }
+    for (const [name, key] of FORESIGHT_FIELDS) {
+      if (key in t.foresightOverrides) thresholds[name] = t.foresightOverrides[key] as number;
+    }
     return {
       prediction_enabled: t.settings.predictionEnabled,
       bandit_enabled: t.settings.banditEnabled,
@@ -90,6 +108,7 @@ export class TenantConfigService {
     const out: Record<string, number> = {};
     for (const [name, key] of TIER1_FIELDS) out[name] = c[key] as number;
     for (const [name, key] of BANDIT_TENANT_FIELDS) out[name] = t.banditOverrides[key] ?? DEFAULT_BANDIT_CONFIG[key];
+    for (const [name, key] of FORESIGHT_FIELDS) out[name] = t.foresightOverrides[key] ?? DEFAULT_FORESIGHT_CONFIG[key];
     return out;
   }
 
@@ -102,8 +121,11 @@ export class TenantConfigService {
     if (patch.thresholds) {
       const issues: FieldIssue[] = [];
       for (const [name, v] of Object.entries(patch.thresholds)) {
-        if (!TIER1_FIELDS.has(name) && !BANDIT_TENANT_FIELDS.has(name)) issues.push({ field: `thresholds.${name}`, message: `unknown threshold; known: ${[...TIER1_FIELDS.keys(), ...BANDIT_TENANT_FIELDS.keys()].join(', ')}` });
-        else next.thresholds[name] = v;
+        const known = TIER1_FIELDS.has(name) || BANDIT_TENANT_FIELDS.has(name) || FORESIGHT_FIELDS.has(name);
+        if (!known) {
+          const all = [...TIER1_FIELDS.keys(), ...BANDIT_TENANT_FIELDS.keys(), ...FORESIGHT_FIELDS.keys()];
+          issues.push({ field: `thresholds.${name}`, message: `unknown threshold; known: ${all.join(', ')}` });
+        } else next.thresholds[name] = v;
       }
       if (issues.length > 0) throw errors.validation(issues);
       try {
@@ -111,6 +133,13 @@ export class TenantConfigService {
       } catch (e) {
         const key = /: (\w+)$/.exec((e as Error).message)?.[1] ?? '';
         throw errors.field(`thresholds.${snake(key)}`, 'out of range or inconsistent with the other thresholds (see /docs)');
+      }
+      try {
+        resolveForesightConfig(foresightOverrides(next.thresholds));
+      } catch (e) {
+        const key = /: (\w+)$/.exec((e as Error).message)?.[1] ?? '';
+        const name = [...FORESIGHT_FIELDS].find(([, k]) => k === key)?.[0] ?? key;
+        throw errors.field(`thresholds.${name}`, 'out of range (action threshold in (0,1), min share in [0,1], confirm steps 1-4)');
       }
       try {
         tenantBanditOverrides(next.thresholds);
@@ -123,6 +152,8 @@ export class TenantConfigService {
     if (patch.error_codes?.technical) next.error_codes.technical = normalizeCodes(patch.error_codes.technical);
     const overlap = next.error_codes.decline.filter((c) => next.error_codes.technical.includes(c));
     if (overlap.length > 0) throw errors.field('error_codes', `codes in both lists: ${overlap.join(', ')}`);
+    // A patch that changes nothing (e.g. `{}`) is answered without a write: updated_at stays.
+    if (JSON.stringify({ ...next, updated_at: '' }) === JSON.stringify({ ...this.current(t), updated_at: '' })) return next;
     next.updated_at = new Date().toISOString();
     await this.records.put(t.id, 'config', next);
     this.apply(t, next);
@@ -133,6 +164,7 @@ export class TenantConfigService {
     t.settings = { predictionEnabled: c.prediction_enabled, banditEnabled: c.bandit_enabled, shadowMode: c.shadow_mode };
     t.tier1Overrides = toOverrides(c.thresholds);
     t.banditOverrides = tenantBanditOverridesOrDefaults(c.thresholds);
+    t.foresightOverrides = foresightOverrides(c.thresholds);
     t.errorCodes = { decline: new Set(c.error_codes.decline), technical: new Set(c.error_codes.technical) };
     this.listener(t);
   }

@@ -55,7 +55,7 @@ export class Tenant {
   /** Tier 1 threshold overrides the tenant configured (validated when set). */
   tier1Overrides: Partial<Tier1Config> = {};
   /** Tier 2 / Tier 3 overrides (action threshold, half-life...), validated when set. */
-  foresightOverrides: Record<string, number> = {};
+  foresightOverrides: Partial<Record<'actionThreshold' | 'shiftGain' | 'minPrimaryShare' | 'confirmSteps', number>> = {};
   banditOverrides: Record<string, number> = {};
   /** Rule ids being created right now (reserved before the store write resolves). */
   readonly pending = new Set<string>();

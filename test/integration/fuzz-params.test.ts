@@ -307,8 +307,16 @@ describe('structural bodies on every body endpoint', () => {
       const path = rawPath.replace('HOOK', hookId);
       for (const [name, body, allowed] of bodies) {
         countRun('structural bodies × body endpoints');
-        const r = await send(s, method, path, body, JSON_CT);
         const ctx = `${method} ${path} ${name}`;
+        let r;
+        try {
+          r = await send(s, method, path, body, JSON_CT);
+        } catch (e) {
+          // An oversized body is answered 413 and the connection closed at once; the client may
+          // still be writing and see EPIPE/ECONNRESET instead of the answer. Either way: refused.
+          if (body.length > 65_536 && /fetch failed/.test(String(e))) continue;
+          throw e;
+        }
         expectWellFormed(r, ctx);
         expect(allowed, `${ctx}: ${r.status} ${r.text.slice(0, 200)}`).toContain(r.status);
       }
