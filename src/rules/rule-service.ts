@@ -90,7 +90,7 @@ export class RuleService {
   }
 
   private goLive(tenant: Tenant, record: RuleRecord): void {
-    const slot = this.tables.allocRule(record.primary_weight, record.primary_id === record.secondary_id, Date.now());
+    const slot = this.tables.allocRule(record.primary_weight, record.primary_id === record.secondary_id);
     tenant.addRule({ record, slot, runStartedAt: [0, 0] });
     this.lifecycle.created?.(tenant, record.rule_id, slot);
   }

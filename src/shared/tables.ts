@@ -63,7 +63,7 @@ export class SharedTables {
    * Takes a rule slot and initialises it for a new rule: configured weight, primary share
    * equal to it, both processors healthy (all-zero rows), no prediction or bandit output yet.
    */
-  allocRule(primaryWeight: number, sameProcessor: boolean, _createdAtMs?: number): number {
+  allocRule(primaryWeight: number, sameProcessor: boolean): number {
     let slot = this.freeRules.pop();
     const reused = slot !== undefined;
     if (slot === undefined) {

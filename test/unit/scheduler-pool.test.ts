@@ -28,7 +28,7 @@ describe('EngineScheduler with the piscina pool', () => {
     expect(existsSync(WORKER), `${WORKER} missing: run npx tsc -p tsconfig.json`).toBe(true);
     const tables = new SharedTables();
     const now = Date.now();
-    const slot = tables.allocRule(0.9, false, now);
+    const slot = tables.allocRule(0.9, false);
     const wp = tables.allocWindow();
     const ws = tables.allocWindow();
     const ruleI32 = tables.ruleSegs[0].ruleI32;

@@ -52,8 +52,8 @@ describe('EngineScheduler', () => {
   beforeEach(() => {
     vi.useFakeTimers({ now: 1_700_000_000_000 });
     tables = new SharedTables();
-    slotA = tables.allocRule(0.9, false, Date.now());
-    slotB = tables.allocRule(0.9, false, Date.now());
+    slotA = tables.allocRule(0.9, false);
+    slotB = tables.allocRule(0.9, false);
     runner = new FakeRunner();
     shards = [
       { shardId: 'a', slots: [slotA], config },

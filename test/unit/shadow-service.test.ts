@@ -32,7 +32,7 @@ function world(shadowMode = true, dir?: string) {
   let clock = 1_700_000_000_000;
   const shadow = new ShadowService({ store, tables, tenants, checkpointMs: 60_000, now: () => clock });
   const addRule = (id: string, primary: string, secondary: string): LiveRule => {
-    const slot = tables.allocRule(0.9, primary === secondary, clock);
+    const slot = tables.allocRule(0.9, primary === secondary);
     const rule: LiveRule = {
       slot,
       record: { rule_id: id, attributes: [id.toUpperCase(), 'USD', 'card', '*', '*', '*'], primary_id: primary, primary_name: primary, secondary_id: secondary, secondary_name: secondary, primary_weight: 0.9, created_at: '' },

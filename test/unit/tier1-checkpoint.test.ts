@@ -22,7 +22,7 @@ describe('engine checkpoints', () => {
 
   it('refuses a snapshot of another version or length', () => {
     const t = new SharedTables();
-    const slot = t.allocRule(0.9, false, 0);
+    const slot = t.allocRule(0.9, false);
     const bad = snapshotRule(t, slot);
     bad[0] = 999;
     expect(restoreRule(t, slot, bad)).toBe(false);

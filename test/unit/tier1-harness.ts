@@ -105,7 +105,7 @@ export class Sim {
     this.random = rng(opts.seed ?? 1);
     this.stages = opts.stages ?? [];
     const same = opts.sameProcessor ?? false;
-    this.slot = this.tables.allocRule(opts.primaryWeight ?? 0.9, same, this.startMs);
+    this.slot = this.tables.allocRule(opts.primaryWeight ?? 0.9, same);
     const wp = this.tables.allocWindow();
     const ws = same ? wp : this.tables.allocWindow();
     this.windows = [wp, ws];

@@ -92,7 +92,7 @@ describe('evaluate task', () => {
   it('skips inactive slots and stamps transitions with the slot generation', () => {
     const s = new Sim();
     const tables = s.tables;
-    const freed = tables.allocRule(0.9, false, s.startMs);
+    const freed = tables.allocRule(0.9, false);
     tables.freeRule(freed);
     s.run(130_000, { rate: 20, model: (k, t) => ({ err: k === 0 && t > 120_000 ? 1 : 0.01 }) });
     const res = evaluateWith(
@@ -117,7 +117,7 @@ describe('evaluate task', () => {
     expect(tablesIdOf(a)).toBe(tablesIdOf(a));
     const config = { tier1: resolveTier1Config(), predictionEnabled: false, banditEnabled: false };
     for (const t of [a, b]) {
-      const slot = t.allocRule(t === a ? 0.7 : 0.8, false, 0);
+      const slot = t.allocRule(t === a ? 0.7 : 0.8, false);
       const res = evaluateWith({ tablesId: tablesIdOf(t), segments: t.segments(), slots: [slot], nowMs: 1000, config }, []);
       expect(res.evaluatedSlots).toBe(1);
     }
