@@ -8,6 +8,7 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, stopAllServers, type TestServer } from '../helpers/server.js';
+import { until } from '../helpers/until.js';
 
 const KEY = 'kcrash-91c3e07d';
 const H = { 'x-api-key': KEY, 'content-type': 'application/json' };
@@ -17,15 +18,6 @@ let receiver: Server;
 let receiverOk = false;
 const hits: { path: string; body: string; at: number }[] = [];
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 beforeAll(async () => {
   receiver = createServer((req, res) => {

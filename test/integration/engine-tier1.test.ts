@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, stopAllServers, type TestServer } from '../helpers/server.js';
+import { until } from '../helpers/until.js';
 
 afterAll(stopAllServers);
 
@@ -17,15 +18,6 @@ const rule = (id: string, country: string) => ({
   primary_weight: 0.9,
 });
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 async function report(s: TestServer, ruleId: string, processor: string, n: number, success: boolean, errorCode: string | null) {
   for (let i = 0; i < n; i++) {

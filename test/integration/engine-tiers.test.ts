@@ -5,18 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, stopAllServers, type TestServer } from '../helpers/server.js';
+import { until } from '../helpers/until.js';
 
 afterAll(stopAllServers);
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe('tiers 2 and 3 at runtime', () => {
   let s: TestServer;

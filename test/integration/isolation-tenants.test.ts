@@ -8,6 +8,7 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, stopAllServers, type TestResponse, type TestServer } from '../helpers/server.js';
+import { until } from '../helpers/until.js';
 
 const KA = 'ka-7d41c0f9e2b8';
 const KB = 'kb-3a9e66d1045c';
@@ -24,15 +25,6 @@ let hookA = '';
 let deliveryA = '';
 let eventA = '';
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const rule = (id: string, country: string) => ({ rule_id: id, attributes: [country, 'USD', 'card'], primary_id: 'stripe', primary_name: 'Stripe', secondary_id: 'adyen', secondary_name: 'Adyen' });
 const onboarding = {

@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAIN_JS, makeTempDir, REPO_ROOT, startServer, stopAllServers, type TestServer } from '../helpers/server.js';
+import { until } from '../helpers/until.js';
 
 const KEY_A = 'klog-acme-5e2d9b71c4';
 const KEY_ADMIN = 'klog-admin-0f8a3e6d21';
@@ -23,15 +24,6 @@ let receiver: Server;
 let failing = true;
 let got = 0;
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 beforeAll(async () => {
   receiver = createServer((req, res) => {

@@ -10,6 +10,7 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../helpers/until.js';
 
 // The compiled modules (plain JS, no declarations): typed loosely here.
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -99,15 +100,6 @@ async function register(svc: Service, input: Record<string, unknown>, key = KEY_
   return r.body.id;
 }
 
-async function until<T>(what: string, fn: () => T | Promise<T>, ms = 8000): Promise<NonNullable<T>> {
-  const t0 = Date.now();
-  for (;;) {
-    const v = await fn();
-    if (v) return v as NonNullable<T>;
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 const failover = { rule_id: 'us_usd_card', from_processor: 'stripe', to_processor: 'adyen', reason: 'error rate 42.0% > 30.0%', trigger_value: 0.42, threshold: 0.3 };
 const degraded = {
