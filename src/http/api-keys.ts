@@ -3,10 +3,10 @@
  *   <api_key>                 legacy form, tenant `default`
  *   <api_key>:<tenant_id>     the key's tenant
  *   <api_key>:<tenant_id>:admin   the key's tenant, and it may read every tenant (/v1/tenants)
- * Keys are looked up by their SHA-256 digest and confirmed with timingSafeEqual, so the time
- * a lookup takes does not depend on how much of a guessed key is right.
+ * Keys are looked up by their SHA-256 digest and confirmed with a constant-time comparison, so
+ * the time a lookup takes does not depend on how much of a guessed key is right.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export interface KeyGrant {
   tenantId: string;
@@ -20,12 +20,21 @@ export interface ApiKeyTable {
 
 export const TENANT_ID_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 
-function digest(key: string): Buffer {
-  return createHash('sha256').update(key, 'utf8').digest();
+/** SHA-256 of the key, base64 (one-shot `crypto.hash`: ~0.3 µs, no Hash object per request). */
+function digest(key: string): string {
+  return hash('sha256', key, 'base64');
+}
+
+/** Compares two digests without an early exit, so the time taken says nothing about where they differ. */
+function sameDigest(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
 }
 
 export function parseApiKeys(raw: string): ApiKeyTable {
-  const byDigest = new Map<string, { d: Buffer; grant: KeyGrant }>();
+  const byDigest = new Map<string, { d: string; grant: KeyGrant }>();
   const tenants = new Set<string>();
   for (const entry of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
     const parts = entry.split(':');
@@ -37,19 +46,18 @@ export function parseApiKeys(raw: string): ApiKeyTable {
     }
     if (flag !== undefined && flag !== 'admin') throw new Error(`unknown key flag "${flag}" (only "admin")`);
     const d = digest(key);
-    const id = d.toString('base64');
-    if (byDigest.has(id) && byDigest.get(id)!.grant.tenantId !== tenant) {
+    if (byDigest.has(d) && byDigest.get(d)!.grant.tenantId !== tenant) {
       throw new Error('the same key is mapped to two tenants');
     }
-    byDigest.set(id, { d, grant: { tenantId: tenant, admin: flag === 'admin' } });
+    byDigest.set(d, { d, grant: { tenantId: tenant, admin: flag === 'admin' } });
     tenants.add(tenant);
   }
   if (byDigest.size === 0) throw new Error('no keys');
   return {
     lookup(key: string): KeyGrant | null {
       const d = digest(key);
-      const hit = byDigest.get(d.toString('base64'));
-      if (!hit || !timingSafeEqual(hit.d, d)) return null;
+      const hit = byDigest.get(d);
+      if (!hit || !sameDigest(hit.d, d)) return null;
       return hit.grant;
     },
     tenants: () => [...tenants],
