@@ -79,7 +79,7 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
   engine.setPublisher((tenantId, eventType, data, atMs) => webhooks.publish(tenantId, eventType, data, atMs));
   engine.start();
   shadow.start(); // after engine.start(): it reads the restored failover counters
-  registerEngineGauges(metrics, tables, tenants, config.tier);
+  registerEngineGauges(metrics, tenants, config.tier);
 
   metrics.gauge('service_store_connected', 'backing-store connectivity, 0 or 1', [], (g) => g.set(store.connected() ? 1 : 0));
 

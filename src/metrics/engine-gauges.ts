@@ -8,6 +8,11 @@ import {
   PF_BANDIT_WEIGHT,
   PF_FAILURE_PROB,
   PF_LAST_EVAL_MS,
+  RI_WINDOW_PRIMARY,
+  RI_WINDOW_SECONDARY,
+  RULE_I32_STRIDE,
+  RULE_MASK,
+  RULE_SHIFT,
   PF_P95_LATENCY,
   PF_SAMPLE_COUNT,
   PF_STATUS,
@@ -18,47 +23,73 @@ import type { SharedTables } from '../shared/tables.js';
 import type { TenantRegistry } from '../tenants/registry.js';
 import { tierOf } from '../tenants/tenant.js';
 import { processorRow } from '../engine/health-view.js';
-import type { Gauge } from 'prom-client';
 import type { Metrics } from './registry.js';
-
-const LABELS = ['rule_id', 'processor_id', 'tenant_id'];
 
 type RowReader = (procF64: Float64Array, o: number) => number;
 
-export function registerEngineGauges(metrics: Metrics, tables: SharedTables, tenants: TenantRegistry, defaultTier: number): void {
-  const perProcessor = (name: string, help: string, read: RowReader) =>
-    metrics.gauge(name, help, LABELS, (g: Gauge<string>) => {
-      g.reset();
-      for (const t of tenants.all()) {
-        for (const rule of t.rules.values()) {
-          const r = rule.record;
-          const same = r.primary_id === r.secondary_id;
-          for (const k of same ? ([0] as const) : ([0, 1] as const)) {
-            const { procF64, o } = processorRow(tables, rule.slot, k);
-            const v = read(procF64, o);
-            if (Number.isNaN(v)) continue;
-            const labels: Record<string, string> = { rule_id: r.rule_id, processor_id: k === 0 ? r.primary_id : r.secondary_id };
-            if (t.id !== 'default') labels.tenant_id = t.id;
-            g.set(labels, v);
-          }
+interface PerProcessorGauge {
+  name: string;
+  help: string;
+  read: RowReader;
+}
+
+// Rows never evaluated (no traffic yet) have no prediction or allocation: absent.
+const evaluated = (f: Float64Array, o: number, v: number) => (f[o + PF_LAST_EVAL_MS] > 0 ? v : NaN);
+
+const GAUGES: PerProcessorGauge[] = [
+  { name: 'service_processor_health_status', help: 'processor health: 1 healthy, 0.5 degraded, 0 failed_over', read: (f, o) => STATUS_GAUGE[f[o + PF_STATUS]] ?? 1 },
+  {
+    name: 'service_processor_success_rate',
+    help: 'success rate, 0 to 1 (1 before the first outcome)',
+    read: (f, o) => (f[o + PF_SAMPLE_COUNT] > 0 && !Number.isNaN(f[o + PF_SUCCESS_RATE]) ? f[o + PF_SUCCESS_RATE] : 1),
+  },
+  {
+    name: 'service_processor_latency_p95',
+    help: 'p95 latency in ms (absent below 50 samples)',
+    read: (f, o) => (f[o + PF_SAMPLE_COUNT] >= MIN_SAMPLES_P95 ? f[o + PF_P95_LATENCY] : NaN),
+  },
+  {
+    name: 'service_processor_failure_probability',
+    help: 'Tier 2 failure probability, 0 to 1 (absent when prediction is off)',
+    read: (f, o) => evaluated(f, o, f[o + PF_FAILURE_PROB]),
+  },
+  { name: 'service_bandit_weight', help: 'Tier 3 allocation, 0 to 1 (absent when the bandit is off)', read: (f, o) => evaluated(f, o, f[o + PF_BANDIT_WEIGHT]) },
+];
+
+/**
+ * The per-rule gauges in the text exposition format, written directly from the shared
+ * tables (prom-client's labelled gauges allocated hundreds of MB per scrape at 100,000 rules).
+ * Only processors that have had an outcome (a window) or an evaluation are exported: a rule
+ * that never saw traffic has no health to report, and 100,000 idle rules would otherwise be
+ * 400,000 constant series (32 MB per scrape). Ids need no escaping: rule, processor and
+ * tenant ids are limited to [A-Za-z0-9_.:-].
+ */
+export function renderEngineGauges(tables: SharedTables, tenants: TenantRegistry): string {
+  const parts: string[] = [];
+  for (const g of GAUGES) {
+    parts.push(`# HELP ${g.name} ${g.help}\n# TYPE ${g.name} gauge\n`);
+    for (const t of tenants.all()) {
+      const tenantLabel = t.id === 'default' ? '' : `,tenant_id="${t.id}"`;
+      for (const rule of t.rules.values()) {
+        const r = rule.record;
+        const n = r.primary_id === r.secondary_id ? 1 : 2;
+        const seg = tables.ruleSegs[rule.slot >> RULE_SHIFT];
+        const ib = (rule.slot & RULE_MASK) * RULE_I32_STRIDE;
+        for (let k = 0 as 0 | 1; k < n; k++) {
+          const { procF64, o } = processorRow(tables, rule.slot, k);
+          const seen = seg.ruleI32[ib + (k === 0 ? RI_WINDOW_PRIMARY : RI_WINDOW_SECONDARY)] >= 0 || procF64[o + PF_LAST_EVAL_MS] > 0;
+          if (!seen) continue;
+          const v = g.read(procF64, o);
+          if (Number.isNaN(v)) continue;
+          parts.push(`${g.name}{rule_id="${r.rule_id}",processor_id="${k === 0 ? r.primary_id : r.secondary_id}"${tenantLabel}} ${v}\n`);
         }
       }
-    });
+    }
+  }
+  return parts.join('');
+}
 
-  perProcessor('service_processor_health_status', 'processor health: 1 healthy, 0.5 degraded, 0 failed_over', (f, o) => STATUS_GAUGE[f[o + PF_STATUS]] ?? 1);
-  perProcessor('service_processor_success_rate', 'success rate, 0 to 1 (1 before the first outcome)', (f, o) =>
-    f[o + PF_SAMPLE_COUNT] > 0 && !Number.isNaN(f[o + PF_SUCCESS_RATE]) ? f[o + PF_SUCCESS_RATE] : 1,
-  );
-  perProcessor('service_processor_latency_p95', 'p95 latency in ms (absent below 50 samples)', (f, o) =>
-    f[o + PF_SAMPLE_COUNT] >= MIN_SAMPLES_P95 ? f[o + PF_P95_LATENCY] : NaN,
-  );
-  // Rows never evaluated (no traffic yet) have no prediction or allocation: absent.
-  const evaluated = (f: Float64Array, o: number, v: number) => (f[o + PF_LAST_EVAL_MS] > 0 ? v : NaN);
-  perProcessor('service_processor_failure_probability', 'Tier 2 failure probability, 0 to 1 (absent when prediction is off)', (f, o) =>
-    evaluated(f, o, f[o + PF_FAILURE_PROB]),
-  );
-  perProcessor('service_bandit_weight', 'Tier 3 allocation, 0 to 1 (absent when the bandit is off)', (f, o) => evaluated(f, o, f[o + PF_BANDIT_WEIGHT]));
-
+export function registerEngineGauges(metrics: Metrics, tenants: TenantRegistry, defaultTier: number): void {
   // One deployment-wide tier: the default tenant's when it exists, else the start-up tier.
   // Per-tenant tiers are in /v1/stats and /v1/config/tiers.
   metrics.gauge('service_engine_tier', 'current engine tier, 1, 2 or 3', [], (g) => {

@@ -9,6 +9,7 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../app-context.js';
 import { errors } from '../../errors.js';
 import { endpoint, type Endpoint } from '../endpoint.js';
+import { renderEngineGauges } from '../../metrics/engine-gauges.js';
 
 const require = createRequire(import.meta.url);
 
@@ -51,7 +52,7 @@ export function rootEndpoints(app: AppContext, openApi: () => unknown): Endpoint
   let openApiText: string | null = null;
   const metrics = async () => ({
     status: 200,
-    body: await app.metrics.registry.metrics(),
+    body: (await app.metrics.registry.metrics()) + renderEngineGauges(app.tables, app.tenants),
     contentType: app.metrics.registry.contentType,
   });
   const html = (text: string) => () => ({ status: 200, body: text, contentType: 'text/html; charset=utf-8' });
