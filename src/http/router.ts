@@ -30,6 +30,22 @@ export interface RouterOptions {
 }
 
 const DEV_GRANT: KeyGrant = Object.freeze({ tenantId: 'default', admin: true });
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+/** A request's context; the query string is parsed only if a handler asks for it. */
+class RequestCtx implements Ctx {
+  private parsedQuery: URLSearchParams | null = null;
+  constructor(
+    readonly method: Method,
+    readonly template: string,
+    readonly params: Record<string, string>,
+    private readonly rawQuery: string | undefined,
+    readonly grant: KeyGrant,
+  ) {}
+  get query(): URLSearchParams {
+    return (this.parsedQuery ??= new URLSearchParams(this.rawQuery ?? ''));
+  }
+}
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export class Router {
@@ -118,7 +134,7 @@ export class Router {
       this.fail(res, state, method, template, errors.methodNotAllowed(method, allowed), t0);
       return;
     }
-    const params: Record<string, string> = {};
+    const params: Record<string, string> = paramNames.length === 0 ? NO_PARAMS : {};
     for (let i = 0; i < paramNames.length; i++) {
       let v = req.getParameter(i);
       try {
@@ -146,16 +162,7 @@ export class Router {
         }
       }
     }
-    let parsedQuery: URLSearchParams | null = null;
-    const ctx: Ctx = {
-      method: method as Method,
-      template,
-      params,
-      get query() {
-        return (parsedQuery ??= new URLSearchParams(query ?? ''));
-      },
-      grant,
-    };
+    const ctx = new RequestCtx(method as Method, template, params, query, grant);
     if (!BODY_METHODS.has(method)) {
       this.run(res, state, ep, ctx, undefined, t0);
       return;
