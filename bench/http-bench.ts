@@ -27,7 +27,8 @@ async function main(): Promise<void> {
     const { tenants, rules } = await seed(dir, { rules: size, tenants: Math.min(TENANTS, size) });
     const sample = sampleRules(rules);
     const keys = tenants.map((t, i) => `key${i}:${t}`).join(',');
-    const svc = await startChild(service, { SERVICE_DATA_DIR: dir, SERVICE_API_KEYS: keys });
+    // The per-key rate limit would measure itself at these rates.
+    const svc = await startChild(service, { SERVICE_DATA_DIR: dir, SERVICE_API_KEYS: keys, SERVICE_RATE_LIMIT_RPS: '0' });
     memory.push({ rules: size, rss_mb: Math.round(svc.rssMb()) });
     const reqs = routeRequests(sample, tenants.length);
     // Same-size fixed reply for the ceiling.
