@@ -14,7 +14,7 @@ import type { WebhookDispatcher } from './webhooks/dispatcher.js';
 export interface EngineFacade {
   running(): boolean;
   /** Called after each recorded outcome; may request an early evaluation (fast path). */
-  outcomeRecorded(tenant: Tenant, outcome: RecordedOutcome): void;
+  outcomeRecorded(tenant: Tenant, outcome: RecordedOutcome, nowMs: number): void;
 }
 
 export interface AppContext {

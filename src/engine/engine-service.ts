@@ -145,8 +145,8 @@ export class EngineService implements EngineFacade, RuleLifecycle {
   }
 
   // ── hot path hook ────────────────────────────────────────────────────────────────────
-  outcomeRecorded(tenant: Tenant, outcome: RecordedOutcome): void {
-    if (this.started && wantsEarlyEvaluation(this.o.tables, outcome, this.configOf(tenant).tier1, Date.now())) {
+  outcomeRecorded(tenant: Tenant, outcome: RecordedOutcome, nowMs: number): void {
+    if (this.started && wantsEarlyEvaluation(this.o.tables, outcome, this.configOf(tenant).tier1, nowMs)) {
       this.scheduler.requestEvaluation(tenant.id);
     }
   }

@@ -10,7 +10,7 @@
  *     costs a few evaluations, not one per failure.
  */
 import { PF_STATUS, ProcessorStatus, WINDOW_MASK, WINDOW_SHIFT } from '../shared/layout.js';
-import { processorRow } from './health-view.js';
+import { processorRowOffset, processorRows } from './health-view.js';
 import type { SharedTables } from '../shared/tables.js';
 import { OutcomeKind, readCounts, emptyCounts } from '../shared/window.js';
 import type { RecordedOutcome } from '../routing/outcome.js';
@@ -23,8 +23,8 @@ export function wantsEarlyEvaluation(tables: SharedTables, o: RecordedOutcome, c
   if (o.kind !== OutcomeKind.TechError && o.kind !== OutcomeKind.Timeout) return false;
   if (o.run === FAST_PATH_RUN) return true;
   if (o.run > FAST_PATH_RUN) return false;
-  const { procF64, o: row } = processorRow(tables, o.rule.slot, o.processor);
-  if (procF64[row + PF_STATUS] === ProcessorStatus.FailedOver) return false;
+  const row = processorRowOffset(o.rule.slot, o.processor);
+  if (processorRows(tables, o.rule.slot)[row + PF_STATUS] === ProcessorStatus.FailedOver) return false;
   readCounts(tables.windowSegs[o.window >> WINDOW_SHIFT], o.window & WINDOW_MASK, nowMs, BURST_HORIZON_MS, counts);
   const total = counts.success + counts.decline + counts.tech;
   return total >= cfg.minSamples && counts.tech >= cfg.failoverThreshold * total;

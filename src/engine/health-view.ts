@@ -54,14 +54,19 @@ export interface RuleHealth {
 const round = (x: number, d = 4) => Math.round(x * 10 ** d) / 10 ** d;
 const nullable = (x: number, d = 4) => (Number.isNaN(x) ? null : round(x, d));
 
-/** Raw processor row values, for metrics and health. */
-export function processorRow(tables: SharedTables, slot: number, k: 0 | 1): { procF64: Float64Array; o: number } {
-  const seg = tables.ruleSegs[slot >> RULE_SHIFT];
-  return { procF64: seg.procF64, o: ((slot & RULE_MASK) * PROCS_PER_RULE + k) * PROC_F64_STRIDE };
+/** The processor rows of a rule's segment (no allocation: callers on the outcome path use it). */
+export function processorRows(tables: SharedTables, slot: number): Float64Array {
+  return tables.ruleSegs[slot >> RULE_SHIFT].procF64;
+}
+
+/** Offset of processor `k`'s row in `processorRows(tables, slot)`. */
+export function processorRowOffset(slot: number, k: 0 | 1): number {
+  return ((slot & RULE_MASK) * PROCS_PER_RULE + k) * PROC_F64_STRIDE;
 }
 
 export function statusOf(tables: SharedTables, slot: number, k: 0 | 1): StatusName {
-  const { procF64, o } = processorRow(tables, slot, k);
+  const procF64 = processorRows(tables, slot);
+  const o = processorRowOffset(slot, k);
   return STATUS_NAMES[procF64[o + PF_STATUS]] ?? 'healthy';
 }
 
@@ -71,7 +76,8 @@ export function statusOf(tables: SharedTables, slot: number, k: 0 | 1): StatusNa
  * the rule has had no traffic) has no prediction or bandit output yet: null.
  */
 export function processorHealth(tables: SharedTables, rule: LiveRule, k: 0 | 1): ProcessorHealth {
-  const { procF64, o } = processorRow(tables, rule.slot, k);
+  const procF64 = processorRows(tables, rule.slot);
+  const o = processorRowOffset(rule.slot, k);
   const n = procF64[o + PF_SAMPLE_COUNT];
   const has = n > 0;
   const evaluated = procF64[o + PF_LAST_EVAL_MS] > 0;

@@ -22,7 +22,7 @@ import {
 import type { SharedTables } from '../shared/tables.js';
 import type { TenantRegistry } from '../tenants/registry.js';
 import { tierOf } from '../tenants/tenant.js';
-import { processorRow } from '../engine/health-view.js';
+import { processorRowOffset } from '../engine/health-view.js';
 import type { Metrics } from './registry.js';
 
 type RowReader = (procF64: Float64Array, o: number) => number;
@@ -76,7 +76,8 @@ export function renderEngineGauges(tables: SharedTables, tenants: TenantRegistry
         const seg = tables.ruleSegs[rule.slot >> RULE_SHIFT];
         const ib = (rule.slot & RULE_MASK) * RULE_I32_STRIDE;
         for (let k = 0 as 0 | 1; k < n; k++) {
-          const { procF64, o } = processorRow(tables, rule.slot, k);
+          const procF64 = seg.procF64;
+          const o = processorRowOffset(rule.slot, k);
           const seen = seg.ruleI32[ib + (k === 0 ? RI_WINDOW_PRIMARY : RI_WINDOW_SECONDARY)] >= 0 || procF64[o + PF_LAST_EVAL_MS] > 0;
           if (!seen) continue;
           const v = g.read(procF64, o);

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { processorRow } from '../../src/engine/health-view.js';
+import { processorRowOffset, processorRows } from '../../src/engine/health-view.js';
 import type { RecordedOutcome } from '../../src/routing/outcome.js';
 import { publishDecision } from '../../src/shared/decision.js';
 import { PF_STATUS, RULE_MASK, RULE_SHIFT } from '../../src/shared/layout.js';
@@ -48,8 +48,7 @@ function world(shadowMode = true, dir?: string) {
 }
 
 function setStatus(tables: SharedTables, rule: LiveRule, k: 0 | 1, status: 0 | 1 | 2) {
-  const { procF64, o } = processorRow(tables, rule.slot, k);
-  procF64[o + PF_STATUS] = status;
+  processorRows(tables, rule.slot)[processorRowOffset(rule.slot, k) + PF_STATUS] = status;
 }
 function setShare(tables: SharedTables, rule: LiveRule, primaryShare: number) {
   publishDecision(tables.ruleSegs[rule.slot >> RULE_SHIFT], rule.slot & RULE_MASK, { primaryShare, source: 0, failProbPrimary: NaN, failProbSecondary: NaN });

@@ -54,7 +54,7 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
         app.metrics.counts.reported++;
         // Before the engine hook: the status and recommendation are those the client faced.
         if (shadow !== null && tenant.settings.shadowMode) shadow.outcome(tenant, recorded, body.processor_id, now);
-        app.engine.outcomeRecorded(tenant, recorded);
+        app.engine.outcomeRecorded(tenant, recorded, now);
         return { status: 202, body: { status: 'accepted', classification: CLASSIFICATION_NAMES[recorded.kind] } };
       },
       doc: {
