@@ -143,6 +143,12 @@ export class LmdbStore implements Store {
     }
   }
 
+  async checkWritable(): Promise<void> {
+    if (this.closed) throw new Error('the store is closed');
+    // One key, overwritten: a committed write proves the environment takes writes now.
+    await this.db('readiness_probe').put(['readiness', 'probe'], Date.now());
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

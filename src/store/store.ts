@@ -40,6 +40,8 @@ export interface Store {
   atomic(fn: (batch: WriteBatch) => void): Promise<void>;
   /** True while the backend answers. */
   connected(): boolean;
+  /** Resolves once a small write has been committed; rejects when the store cannot take writes (readiness). */
+  checkWritable(): Promise<void>;
   /** Waits for every pending write to be on disk, then closes. */
   close(): Promise<void>;
 }
