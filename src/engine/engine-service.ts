@@ -164,6 +164,29 @@ export class EngineService implements EngineFacade, RuleLifecycle {
   release(tenant: Tenant, slot: number): void {
     const rule = this.bySlot.get(slot);
     if (rule) this.track(this.checkpoints.remove(tenant.id, rule.record.rule_id));
+    this.freeWhenIdle(tenant, slot, rule);
+  }
+
+  shardBusy(tenant: Tenant): boolean {
+    return this.scheduler.busy(tenant.id);
+  }
+
+  whenShardIdle(tenant: Tenant): Promise<void> {
+    return this.scheduler.whenIdle(tenant.id);
+  }
+
+  /**
+   * A PATCH moved the rule to a new slot (no task is running on the tenant now): the old slot
+   * goes, the rule's checkpoint is rewritten from the new one at once (a processor that left
+   * the rule must not come back at the next start), and the rule is evaluated soon.
+   */
+  replaced(tenant: Tenant, oldSlot: number, rule: LiveRule): void {
+    this.freeWhenIdle(tenant, oldSlot, this.bySlot.get(oldSlot));
+    this.track(this.checkpoints.put(tenant.id, rule.record.rule_id, Array.from(snapshotRule(this.o.tables, rule.slot))));
+    if (this.started) this.scheduler.requestEvaluation(tenant.id);
+  }
+
+  private freeWhenIdle(tenant: Tenant, slot: number, rule: LiveRule | undefined): void {
     // The tenant's slot list no longer has the slot; a task already running may still read
     // it, so the slot is recycled only once the tenant's shard is idle.
     this.scheduler.whenIdle(tenant.id).then(() => {

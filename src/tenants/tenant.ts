@@ -17,6 +17,8 @@ export interface RuleRecord {
   secondary_name: string;
   primary_weight: number;
   created_at: string; // ISO 8601 UTC
+  /** Last PATCH, ISO 8601 UTC; absent until the rule is first changed. */
+  updated_at?: string;
 }
 
 export interface LiveRule {
