@@ -8,6 +8,7 @@ import { log } from '../log.js';
 import { attributeIssues, padAttributes } from '../routing/attributes.js';
 import type { RuleInput, RulePatch } from '../schemas/rules.js';
 import { carryEngineState } from './carry-state.js';
+import type { OverrideService } from '../overrides/override-service.js';
 import type { SharedTables } from '../shared/tables.js';
 import type { Collection, Store } from '../store/store.js';
 import type { LiveRule, RuleRecord, Tenant } from '../tenants/tenant.js';
@@ -70,6 +71,8 @@ export function ruleEcho(r: RuleRecord) {
 export class RuleService {
   readonly records: Collection<RuleRecord>;
   private readonly ruleLocks = new Map<string, Promise<void>>();
+  /** Operator overrides, applied to each rule as it goes live (set once at start). */
+  overrides: OverrideService | null = null;
 
   constructor(
     private readonly store: Store,
@@ -99,7 +102,9 @@ export class RuleService {
 
   private goLive(tenant: Tenant, record: RuleRecord): void {
     const slot = this.tables.allocRule(record.primary_weight, record.primary_id === record.secondary_id);
-    tenant.addRule({ record, slot, runStartedAt: [0, 0] });
+    const rule: LiveRule = { record, slot, runStartedAt: [0, 0], override: null };
+    this.overrides?.applyTo(tenant, rule);
+    tenant.addRule(rule);
     this.lifecycle.created?.(tenant, record.rule_id, slot);
   }
 
@@ -222,12 +227,14 @@ export class RuleService {
       }
       // From here to the end nothing awaits: no task starts, no request is served in between.
       const slot = this.tables.allocRule(after.primary_weight, after.primary_id === after.secondary_id);
-      const next: LiveRule = { record: after, slot, runStartedAt: [0, 0] };
+      const next: LiveRule = { record: after, slot, runStartedAt: [0, 0], override: null };
       carryEngineState(this.tables, live, next);
+      this.overrides?.applyTo(tenant, next);
       tenant.removeRule(ruleId);
       tenant.addRule(next);
       this.lifecycle.created?.(tenant, ruleId, slot);
       this.lifecycle.replaced?.(tenant, live.slot, next);
+      await this.overrides?.ruleChanged(tenant, ruleId);
       return { before, after };
     });
   }
@@ -249,6 +256,7 @@ export class RuleService {
     // The store write is done; only now does routing stop seeing the rule.
     tenant.removeRule(ruleId);
     this.lifecycle.release(tenant, live.slot);
+    await this.overrides?.ruleChanged(tenant, ruleId);
     return live.record;
   }
 }
