@@ -45,6 +45,12 @@ export function decide(tables: SharedTables, rule: LiveRule, random: number): Ro
   const seg = tables.ruleSegs[rule.slot >> RULE_SHIFT];
   const i = rule.slot & RULE_MASK;
   readDecision(seg, i, fields);
+  // An operator override beats every tier while it lasts (reported as `rules`); null = none.
+  const override = rule.override;
+  if (override != null) {
+    fields.primaryShare = override.primaryShare;
+    fields.source = DecisionSource.Rules;
+  }
   const share = fields.primaryShare;
   const pickPrimary = random < share;
   // Per-rule traffic counter for the metrics (front thread only: a plain increment).

@@ -23,6 +23,7 @@ const TAGS: Record<string, string> = {
   Configuration: 'Tier switches, thresholds and error-code classes',
   Webhooks: 'Event notifications and their deliveries',
   Tenants: 'Tenants visible to the caller',
+  'Operator controls': 'Pin, drain, fail over and recover by hand, with expiry',
   Service: 'Liveness and readiness',
   Docs: 'This document',
 };
@@ -53,6 +54,7 @@ const FIELD_OF: Partial<Record<ErrorCode, string>> = {
   WEBHOOK_NOT_FOUND: 'webhook_id',
   DELIVERY_NOT_FOUND: 'delivery_id',
   DELIVERY_IN_PROGRESS: 'delivery_id',
+  ENGINE_STATE_CONFLICT: 'rule_id',
 };
 
 /** The error body an error code answers with (an example: the real message names the value). */

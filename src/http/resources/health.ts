@@ -10,6 +10,7 @@ import { tierOf } from '../../tenants/tenant.js';
 import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';
 import { failoverEvent, RULE_ID, ruleHealth as ruleHealthExample } from '../../schemas/examples.js';
 import { checkPathId } from './rules.js';
+import { Override } from '../../schemas/overrides.js';
 
 const ProcessorHealth = Type.Object(
   {
@@ -29,7 +30,7 @@ const ProcessorHealth = Type.Object(
   { $id: 'ProcessorHealth' },
 );
 
-const RuleHealth = Type.Object(
+export const RuleHealth = Type.Object(
   {
     rule_id: Type.String(),
     primary: ProcessorHealth,
@@ -39,6 +40,7 @@ const RuleHealth = Type.Object(
       weight: Type.Number({ description: 'its share of the traffic' }),
       decision_source: Type.String(),
       failure_probability: Nullable(Type.Number()),
+      override: Type.Optional(Override),
     }),
   },
   { $id: 'RuleHealth' },
