@@ -38,6 +38,7 @@ import { RuleService } from './rules/rule-service.js';
 import { buildOpenApi } from './schemas/openapi.js';
 import { SharedTables } from './shared/tables.js';
 import { LmdbStore } from './store/lmdb-store.js';
+import { registerStoreGauges } from './metrics/store-gauges.js';
 import { TenantRegistry } from './tenants/registry.js';
 import { settingsForTier } from './tenants/tenant.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
@@ -92,6 +93,7 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
   registerEngineGauges(metrics, tenants, config.tier);
 
   metrics.gauge('service_store_connected', 'backing-store connectivity, 0 or 1', [], (g) => g.set(store.connected() ? 1 : 0));
+  registerStoreGauges(metrics, store);
 
   const endpoints: Endpoint[] = [];
   endpoints.push(
