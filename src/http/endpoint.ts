@@ -58,6 +58,11 @@ export interface EndpointDoc {
   operationId: string;
   description?: string;
   query?: QueryParamDoc[];
+  /**
+   * False for a method other than GET that never writes the store (the route and outcome hot
+   * path): it cannot answer 507. Every other POST, PUT, PATCH and DELETE is documented with 507.
+   */
+  writesStore?: false;
   /** Example values of path parameters, by name (a generated "Try it out" default). */
   pathExamples?: Record<string, string>;
   /**

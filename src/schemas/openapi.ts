@@ -36,7 +36,8 @@ const STANDARD: Record<string, { name: string; code: ErrorCode; description: str
   413: { name: 'PayloadTooLarge', code: 'PAYLOAD_TOO_LARGE', description: 'the body exceeds SERVICE_MAX_BODY_BYTES' },
   422: { name: 'ValidationFailed', code: 'VALIDATION_FAILED', description: 'invalid fields, each named by its JSON path in `error.fields`' },
   429: { name: 'RateLimited', code: 'RATE_LIMITED', description: 'per-key rate limit exceeded; retry after `Retry-After` seconds' },
-  503: { name: 'ServiceUnavailable', code: 'SERVICE_UNAVAILABLE', description: 'shutting down, or the request took too long; retry after `Retry-After` seconds' },
+  503: { name: 'ServiceUnavailable', code: 'SERVICE_UNAVAILABLE', description: 'shutting down, the request took too long, or the store could not commit a write; retry after `Retry-After` seconds' },
+  507: { name: 'StorageFull', code: 'STORAGE_FULL', description: 'the store is out of space: nothing was changed (routing goes on); retry once space is freed' },
 };
 
 const FIELD_OF: Partial<Record<ErrorCode, string>> = {
@@ -158,6 +159,7 @@ export function buildOpenApi(endpoints: Endpoint[], version: string, authEnabled
     if (e.body) [400, 408, 413, 422].forEach(standard);
     if ((doc.query ?? []).length > 0) standard(422);
     if (e.auth) [401, 429].forEach(standard);
+    if (e.method !== 'GET' && doc.writesStore !== false) standard(507);
     standard(503);
 
     const op: Json = { operationId: doc.operationId, summary: doc.summary, tags: [doc.tag] };

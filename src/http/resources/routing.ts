@@ -34,6 +34,7 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
         summary: 'Choose the processor for a payment',
         tag: 'Routing',
         operationId: 'routePayment',
+        writesStore: false,
         requestExample: routeExample,
         description:
           'Matches the most specific rule and picks a processor by its current weights. Also returns `rule_id` to report back with the outcome.',
@@ -71,6 +72,7 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
         summary: 'Report how a payment went',
         tag: 'Routing',
         operationId: 'reportOutcome',
+        writesStore: false,
         requestExample: outcomeExample,
         description:
           'Failed outcomes are classified by error_code: issuer declines count against the success rate only; technical errors (timeouts, 5xx, network, no code) count as processor errors.',
