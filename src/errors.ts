@@ -88,8 +88,8 @@ export const errors = {
   limit: (field: string, message: string) => new ServiceError('LIMIT_EXCEEDED', message, [{ field, message }]),
   unavailable: (message: string) => new ServiceError('SERVICE_UNAVAILABLE', message, undefined, { 'Retry-After': '1' }),
   internal: () => new ServiceError('INTERNAL_ERROR', 'internal error'),
-  rateLimited: (retryAfterS: number, rps: number) =>
-    new ServiceError('RATE_LIMITED', `rate limit of ${rps} requests per second for this API key exceeded`, [{ field: 'X-API-Key', message: 'too many requests' }], {
+  rateLimited: (retryAfterS: number, rps: number, tenantId: string) =>
+    new ServiceError('RATE_LIMITED', `rate limit of ${rps} requests per second for tenant "${tenantId}" (all its API keys together) exceeded`, [{ field: 'X-API-Key', message: 'too many requests for this tenant' }], {
       'Retry-After': String(retryAfterS),
     }),
   requestTimeout: () => new ServiceError('REQUEST_TIMEOUT', 'the request body did not arrive in time', [{ field: 'body', message: 'incomplete' }]),

@@ -2,6 +2,7 @@
 import { ConfigError, loadConfig } from './config.js';
 import { log } from './log.js';
 import { startService } from './service.js';
+import { StartupError } from './startup-error.js';
 
 async function main(): Promise<void> {
   let config;
@@ -33,6 +34,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((e) => {
+  if (e instanceof StartupError) {
+    process.stderr.write(`start-up error: ${e.message}\n`);
+    log.error('start failed', { err: e.message });
+    process.exit(1);
+  }
   log.error('start failed', { err: String((e as Error)?.stack ?? e) });
   process.exit(1);
 });

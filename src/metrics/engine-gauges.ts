@@ -4,7 +4,6 @@
  * rule ids are only unique within a tenant.
  */
 import {
-  MIN_SAMPLES_P95,
   PF_BANDIT_WEIGHT,
   PF_FAILURE_PROB,
   PF_LAST_EVAL_MS,
@@ -24,13 +23,17 @@ import type { TenantRegistry } from '../tenants/registry.js';
 import { tierOf } from '../tenants/tenant.js';
 import { processorRowOffset } from '../engine/health-view.js';
 import type { Metrics } from './registry.js';
+import { shownFailureProbability } from '../engine/foresight/prior.js';
 
-type RowReader = (procF64: Float64Array, o: number) => number;
+/** `predictionEnabled`: the rule's tenant has Tier 2 on. NaN = no sample. */
+type RowReader = (procF64: Float64Array, o: number, predictionEnabled: boolean) => number;
 
 interface PerProcessorGauge {
   name: string;
   help: string;
   read: RowReader;
+  /** Exported for every processor of every rule, traffic or not (else only once it has had an outcome). */
+  everyRule?: boolean;
 }
 
 // Rows never evaluated (no traffic yet) have no prediction or allocation: absent.
@@ -45,13 +48,14 @@ const GAUGES: PerProcessorGauge[] = [
   },
   {
     name: 'service_processor_latency_p95',
-    help: 'p95 latency in ms (absent below 50 samples)',
-    read: (f, o) => (f[o + PF_SAMPLE_COUNT] >= MIN_SAMPLES_P95 ? f[o + PF_P95_LATENCY] : NaN),
+    help: 'p95 latency in ms over the last 60 s (0 with no sample in that time)',
+    read: (f, o) => (f[o + PF_SAMPLE_COUNT] > 0 && !Number.isNaN(f[o + PF_P95_LATENCY]) ? f[o + PF_P95_LATENCY] : 0),
   },
   {
     name: 'service_processor_failure_probability',
-    help: 'Tier 2 failure probability, 0 to 1 (absent when prediction is off)',
-    read: (f, o) => evaluated(f, o, f[o + PF_FAILURE_PROB]),
+    help: 'Tier 2 failure probability, 0 to 1, for every rule while prediction is on (the model prior before the first evaluation); absent when it is off',
+    read: (f, o, predictionEnabled) => shownFailureProbability(evaluated(f, o, f[o + PF_FAILURE_PROB]), predictionEnabled) ?? NaN,
+    everyRule: true,
   },
   { name: 'service_bandit_weight', help: 'Tier 3 allocation, 0 to 1 (absent when the bandit is off)', read: (f, o) => evaluated(f, o, f[o + PF_BANDIT_WEIGHT]) },
 ];
@@ -61,7 +65,8 @@ const GAUGES: PerProcessorGauge[] = [
  * tables (prom-client's labelled gauges allocated hundreds of MB per scrape at 100,000 rules).
  * Only processors that have had an outcome (a window) or an evaluation are exported: a rule
  * that never saw traffic has no health to report, and 100,000 idle rules would otherwise be
- * 400,000 constant series (32 MB per scrape). Ids need no escaping: rule, processor and
+ * 400,000 constant series (32 MB per scrape). The exception is the failure probability while
+ * Tier 2 is on: the contract is a number from the moment a rule exists (its prior until then). Ids need no escaping: rule, processor and
  * tenant ids are limited to [A-Za-z0-9_.:-].
  */
 export function renderEngineGauges(tables: SharedTables, tenants: TenantRegistry): string {
@@ -69,6 +74,8 @@ export function renderEngineGauges(tables: SharedTables, tenants: TenantRegistry
   for (const g of GAUGES) {
     parts.push(`# HELP ${g.name} ${g.help}\n# TYPE ${g.name} gauge\n`);
     for (const t of tenants.all()) {
+      const predictionEnabled = t.settings.predictionEnabled;
+      if (g.everyRule && !predictionEnabled) continue;
       const tenantLabel = t.id === 'default' ? '' : `,tenant_id="${t.id}"`;
       for (const rule of t.rules.values()) {
         const r = rule.record;
@@ -79,8 +86,8 @@ export function renderEngineGauges(tables: SharedTables, tenants: TenantRegistry
           const procF64 = seg.procF64;
           const o = processorRowOffset(rule.slot, k);
           const seen = seg.ruleI32[ib + (k === 0 ? RI_WINDOW_PRIMARY : RI_WINDOW_SECONDARY)] >= 0 || procF64[o + PF_LAST_EVAL_MS] > 0;
-          if (!seen) continue;
-          const v = g.read(procF64, o);
+          if (!seen && !g.everyRule) continue;
+          const v = g.read(procF64, o, predictionEnabled);
           if (Number.isNaN(v)) continue;
           parts.push(`${g.name}{rule_id="${r.rule_id}",processor_id="${k === 0 ? r.primary_id : r.secondary_id}"${tenantLabel}} ${v}\n`);
         }
