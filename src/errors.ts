@@ -20,10 +20,14 @@ export const ErrorCodes = {
   TENANT_NOT_FOUND: 404,
   WEBHOOK_NOT_FOUND: 404,
   DELIVERY_NOT_FOUND: 404,
+  OVERRIDE_NOT_FOUND: 404,
+  PROCESSOR_NOT_FOUND: 404,
+  DECISION_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   RULE_ALREADY_EXISTS: 409,
   ONBOARDING_CONFLICT: 409,
   DELIVERY_IN_PROGRESS: 409,
+  ENGINE_STATE_CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   VALIDATION_FAILED: 422,
   LIMIT_EXCEEDED: 422,
@@ -97,6 +101,14 @@ export const errors = {
     new ServiceError('WEBHOOK_NOT_FOUND', `webhook "${id}" not found`, [{ field: 'webhook_id', message: 'no such webhook' }]),
   deliveryNotFound: (id: string) =>
     new ServiceError('DELIVERY_NOT_FOUND', `delivery "${id}" not found`, [{ field: 'delivery_id', message: 'no such delivery of this webhook' }]),
+  overrideNotFound: (message: string, field: string) => new ServiceError('OVERRIDE_NOT_FOUND', message, [{ field, message: 'no override in force' }]),
+  processorNotFound: (id: string) =>
+    new ServiceError('PROCESSOR_NOT_FOUND', `no rule of this tenant has processor "${id}"`, [{ field: 'processor_id', message: 'no such processor in any rule' }]),
+  decisionNotFound: (id: string) =>
+    new ServiceError('DECISION_NOT_FOUND', `no decision recorded for transaction "${id}" (unknown, or older than the retention)`, [
+      { field: 'transaction_id', message: 'no such decision' },
+    ]),
+  engineState: (message: string) => new ServiceError('ENGINE_STATE_CONFLICT', message, [{ field: 'rule_id', message }]),
   deliveryInProgress: (id: string) =>
     new ServiceError('DELIVERY_IN_PROGRESS', `delivery "${id}" is still pending; redeliver it once it has been delivered or has failed`, [
       { field: 'delivery_id', message: 'still pending' },

@@ -24,6 +24,8 @@ import { webhookEndpoints } from './http/resources/webhooks.js';
 import { onboardingEndpoints } from './http/resources/onboarding.js';
 import { tenantEndpoints } from './http/resources/tenants.js';
 import { shadowEndpoints } from './http/resources/shadow.js';
+import { overrideEndpoints } from './http/resources/overrides.js';
+import { OverrideService } from './overrides/override-service.js';
 import { ShadowService } from './shadow/shadow-service.js';
 import { Router } from './http/router.js';
 import { RateLimiter } from './http/rate-limit.js';
@@ -79,7 +81,10 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
     shadow.settingsChanged(t);
     rateLimiter.configure(t.id, t.rateLimitRps);
   });
+  const overrides = new OverrideService(store, tenants);
+  rules.overrides = overrides;
   const loaded = rules.load();
+  overrides.load();
   const webhooks = new WebhookDispatcher({ store, config, metrics, version: app.version });
   app.webhooks = webhooks;
   await webhooks.start();
@@ -102,6 +107,7 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
     ...onboardingEndpoints(app),
     ...tenantEndpoints(app),
     ...shadowEndpoints(app, shadow),
+    ...overrideEndpoints(app, engine, overrides),
   );
 
   const router = new Router({
@@ -128,6 +134,7 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
     (stopping ??= (async () => {
       uws.us_listen_socket_close(listenSocket);
       await Promise.race([router.drain(), new Promise((r) => setTimeout(r, 10_000))]);
+      overrides.stop();
       await engine.stop();
       await shadow.stop();
       await webhooks.stop();
