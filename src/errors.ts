@@ -35,6 +35,8 @@ export const ErrorCodes = {
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
+  STORAGE_UNAVAILABLE: 503,
+  STORAGE_FULL: 507,
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;
@@ -92,6 +94,12 @@ export const errors = {
   limit: (field: string, message: string) => new ServiceError('LIMIT_EXCEEDED', message, [{ field, message }]),
   unavailable: (message: string) => new ServiceError('SERVICE_UNAVAILABLE', message, undefined, { 'Retry-After': '1' }),
   internal: () => new ServiceError('INTERNAL_ERROR', 'internal error'),
+  storageFull: () =>
+    new ServiceError('STORAGE_FULL', 'the service is out of storage space; nothing was changed. Routing continues; retry once space is freed', undefined, {
+      'Retry-After': '30',
+    }),
+  storageUnavailable: () =>
+    new ServiceError('STORAGE_UNAVAILABLE', 'the store could not commit this write; nothing was changed. Retry later', undefined, { 'Retry-After': '5' }),
   rateLimited: (retryAfterS: number, rps: number, tenantId: string) =>
     new ServiceError('RATE_LIMITED', `rate limit of ${rps} requests per second for tenant "${tenantId}" (all its API keys together) exceeded`, [{ field: 'X-API-Key', message: 'too many requests for this tenant' }], {
       'Retry-After': String(retryAfterS),

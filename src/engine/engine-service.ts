@@ -26,6 +26,9 @@ import { engineConfigFor } from './tenant-engine-config.js';
 import type { Transition, TransitionEvent } from './transitions.js';
 import type { FailoverEventData, ProcessorEventData } from '../webhooks/events.js';
 
+/** Failed audit appends kept for retry while the store refuses writes. */
+export const MAX_UNSAVED_EVENTS = 10_000;
+
 export type EventPublisher = (tenantId: string, eventType: TransitionEvent, data: FailoverEventData | ProcessorEventData, atMs: number) => void;
 
 interface CounterCheckpoint {
@@ -58,6 +61,10 @@ export class EngineService implements EngineFacade, RuleLifecycle {
   private started = false;
   private stopped = false;
   private pendingWrites = new Set<Promise<unknown>>();
+  /** Audit events whose append failed (store full): retried at every checkpoint, oldest dropped past the cap. */
+  private unsavedEvents: { tenantId: string; atMs: number; ev: FailoverEventRecord }[] = [];
+  /** Engine writes refused since the store last took one (logged once per episode, not per write). */
+  private failedWrites = 0;
   /** Operator commands waiting for the evaluation that takes them, per tenant. */
   private readonly commandWaiters = new Map<string, { rule: LiveRule; done: () => void }[]>();
 
@@ -259,7 +266,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
         const ev = failoverEventOf(rule.record, t);
         tenant.counters.failovers++;
         this.o.metrics.failovers.inc(failoverLabels(tenantId, ev));
-        this.track(this.events.append(tenantId, t.atMs, ev));
+        this.appendEvent(tenantId, t.atMs, ev);
       }
       log.info('processor transition', { tenant: tenantId, rule_id: rule.record.rule_id, event: t.event, from: t.from, to: t.to, reason: t.reason });
       try {
@@ -275,6 +282,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
     this.settleCommands(tenantId);
     const tenant = this.o.tenants.find(tenantId);
     if (!tenant) return;
+    this.retryUnsavedEvents();
     const tables = this.o.tables;
     for (const rule of tenant.rules.values()) {
       const seg = tables.ruleSegs[rule.slot >> RULE_SHIFT];
@@ -288,13 +296,46 @@ export class EngineService implements EngineFacade, RuleLifecycle {
     if (pruning !== null) this.track(pruning);
   }
 
+  private appendEvent(tenantId: string, atMs: number, ev: FailoverEventRecord): void {
+    this.track(
+      this.events.append(tenantId, atMs, ev).catch((e) => {
+        this.unsavedEvents.push({ tenantId, atMs, ev });
+        if (this.unsavedEvents.length > MAX_UNSAVED_EVENTS) {
+          this.unsavedEvents.splice(0, this.unsavedEvents.length - MAX_UNSAVED_EVENTS);
+          log.error('failover audit events dropped: the store has refused writes for too long', { kept: MAX_UNSAVED_EVENTS });
+        }
+        throw e;
+      }),
+    );
+  }
+
+  private retryUnsavedEvents(): void {
+    if (this.unsavedEvents.length === 0) return;
+    const batch = this.unsavedEvents;
+    this.unsavedEvents = [];
+    for (const u of batch) this.appendEvent(u.tenantId, u.atMs, u.ev);
+  }
+
+  /**
+   * Checkpoints and audit appends are fire-and-forget: a refused one (full disk) is written
+   * again at the next checkpoint (the snapshot is retaken each cycle; failed audit appends are
+   * queued), and the failure is logged once per episode, not once per write and cycle.
+   */
   private track(p: Promise<unknown>): void {
     this.pendingWrites.add(p);
     p.then(
-      () => this.pendingWrites.delete(p),
+      () => {
+        this.pendingWrites.delete(p);
+        if (this.failedWrites > 0) {
+          log.info('engine checkpoints stored again', { failed_writes: this.failedWrites });
+          this.failedWrites = 0;
+        }
+      },
       (e) => {
         this.pendingWrites.delete(p);
-        log.error('engine store write failed', { err: String(e) });
+        if (this.failedWrites++ === 0) {
+          log.error('engine checkpoint not stored; retried every cycle until the store takes writes', { err: String((e as Error)?.message ?? e) });
+        }
       },
     );
   }
