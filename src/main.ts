@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { log } from './log.js';
 import { installProcessGuard } from './process-guard.js';
 import { startService } from './service.js';
+import { StoreFileError } from './store/store-files.js';
 
 async function main(): Promise<void> {
   installProcessGuard();
@@ -35,6 +36,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((e) => {
+  if (e instanceof StoreFileError) {
+    log.error('store check failed', { err: e.message });
+    process.stderr.write(`store error: ${e.message}\n`);
+    process.exit(3);
+  }
   log.error('start failed', { err: String((e as Error)?.stack ?? e) });
   process.exit(1);
 });

@@ -20,6 +20,7 @@ describe('loadConfig defaults', () => {
       rateLimitRps: 10_000,
       requestTimeoutMs: 10_000,
       logLevel: 'info',
+      storeStartFresh: false,
     });
   });
 
