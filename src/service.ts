@@ -26,6 +26,8 @@ import { tenantEndpoints } from './http/resources/tenants.js';
 import { shadowEndpoints } from './http/resources/shadow.js';
 import { overrideEndpoints } from './http/resources/overrides.js';
 import { OverrideService } from './overrides/override-service.js';
+import { AuditTrail } from './audit/audit-trail.js';
+import { auditEndpoints } from './http/resources/audit.js';
 import { ShadowService } from './shadow/shadow-service.js';
 import { Router } from './http/router.js';
 import { RateLimiter } from './http/rate-limit.js';
@@ -80,7 +82,8 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
 
   const engine = new EngineService({ tables, tenants, store, metrics, intervalMs: config.evalIntervalMs });
   const rules = new RuleService(store, tables, tenants, engine, MAX_RULES_PER_TENANT);
-  const app: AppContext = { config, version: packageVersion(), store, tables, tenants, rules, metrics, engine };
+  const audit = new AuditTrail(store);
+  const app: AppContext = { config, version: packageVersion(), store, tables, tenants, rules, metrics, engine, audit };
   const configs = new TenantConfigService(store, tenants);
   configs.load();
   const shadow = new ShadowService({ store, tables, tenants });
@@ -90,6 +93,8 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
   });
   const overrides = new OverrideService(store, tenants);
   rules.overrides = overrides;
+  overrides.onExpired = (t, rec) =>
+    audit.recordSystem(t.id, { action: 'override.expired', target_type: rec.scope === 'rule' ? 'override' : 'processor', target_id: rec.rule_id ?? rec.processor_id, before: rec, after: null });
   const loaded = rules.load();
   overrides.load();
   const webhooks = new WebhookDispatcher({ store, config, metrics, version: app.version });
@@ -111,11 +116,12 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
     ...statsEndpoints(app, (tenantId) => engine.banditRuleCount(tenantId)),
     ...healthEndpoints(app, engine),
     ...configEndpoints(app, configs),
-    ...webhookEndpoints(webhooks),
+    ...webhookEndpoints(webhooks, audit),
     ...onboardingEndpoints(app),
     ...tenantEndpoints(app),
     ...shadowEndpoints(app, shadow),
     ...overrideEndpoints(app, engine, overrides),
+    ...auditEndpoints(app),
   );
 
   const router = new Router({

@@ -51,7 +51,8 @@ export function overrideEndpoints(app: AppContext, engine: EngineService, overri
       body: ruleOverrideInput,
       handler: async (ctx, body) => {
         const rule = liveRule(ctx);
-        const { after } = await overrides.setRuleOverride(tenantOf(app, ctx), rule, body.mode, body.processor_id, body);
+        const { before, after } = await overrides.setRuleOverride(tenantOf(app, ctx), rule, body.mode, body.processor_id, body);
+        await app.audit.record(ctx, { action: 'override.set', target_type: 'override', target_id: rule.record.rule_id, before, after });
         return { status: 201, body: after };
       },
       doc: {
@@ -69,6 +70,7 @@ export function overrideEndpoints(app: AppContext, engine: EngineService, overri
       handler: async (ctx) => {
         const rule = liveRule(ctx);
         const removed = await overrides.clearRuleOverride(tenantOf(app, ctx), rule.record.rule_id);
+        await app.audit.record(ctx, { action: 'override.deleted', target_type: 'override', target_id: rule.record.rule_id, before: removed, after: null });
         return { status: 200, body: { deleted: removed } };
       },
       doc: {
@@ -84,7 +86,8 @@ export function overrideEndpoints(app: AppContext, engine: EngineService, overri
       body: drainInput,
       handler: async (ctx, body) => {
         const pid = checkPathId('processor_id', ctx.params.processor_id);
-        const { after, rules } = await overrides.drainProcessor(tenantOf(app, ctx), pid, body);
+        const { before, after, rules } = await overrides.drainProcessor(tenantOf(app, ctx), pid, body);
+        await app.audit.record(ctx, { action: 'processor.drained', target_type: 'processor', target_id: pid, before, after: { ...after, rules } });
         return { status: 201, body: { override: after, rules } };
       },
       doc: {
@@ -104,7 +107,9 @@ export function overrideEndpoints(app: AppContext, engine: EngineService, overri
       auth: true,
       handler: async (ctx) => {
         const pid = checkPathId('processor_id', ctx.params.processor_id);
-        return { status: 200, body: { deleted: await overrides.undrainProcessor(tenantOf(app, ctx), pid) } };
+        const removed = await overrides.undrainProcessor(tenantOf(app, ctx), pid);
+        await app.audit.record(ctx, { action: 'processor.drain_deleted', target_type: 'processor', target_id: pid, before: removed, after: null });
+        return { status: 200, body: { deleted: removed } };
       },
       doc: {
         summary: 'End a processor drain now',
@@ -120,8 +125,11 @@ export function overrideEndpoints(app: AppContext, engine: EngineService, overri
         const rule = liveRule(ctx);
         if (rule.record.primary_id === rule.record.secondary_id) throw errors.engineState(`rule "${rule.record.rule_id}" has a single processor: nothing to fail over to`);
         if (statusOf(rule, 0) === ProcessorStatus.FailedOver) throw errors.engineState(`the primary of rule "${rule.record.rule_id}" is already failed over`);
+        const before = ruleHealth(app.tables, rule);
         await runCommand(ctx, rule, ManualCommand.Failover);
-        return { status: 200, body: ruleHealth(app.tables, rule) };
+        const after = ruleHealth(app.tables, rule);
+        await app.audit.record(ctx, { action: 'rule.failover', target_type: 'rule', target_id: rule.record.rule_id, before, after });
+        return { status: 200, body: after };
       },
       doc: {
         summary: 'Fail the rule over to its secondary now',
@@ -145,8 +153,11 @@ export function overrideEndpoints(app: AppContext, engine: EngineService, overri
         if (statusOf(rule, 0) !== ProcessorStatus.FailedOver && statusOf(rule, 1) !== ProcessorStatus.FailedOver) {
           throw errors.engineState(`no processor of rule "${rule.record.rule_id}" is failed over`);
         }
+        const before = ruleHealth(app.tables, rule);
         await runCommand(ctx, rule, ManualCommand.Recover);
-        return { status: 200, body: ruleHealth(app.tables, rule) };
+        const after = ruleHealth(app.tables, rule);
+        await app.audit.record(ctx, { action: 'rule.recover', target_type: 'rule', target_id: rule.record.rule_id, before, after });
+        return { status: 200, body: after };
       },
       doc: {
         summary: 'Recover the rule\'s failed-over processors now',

@@ -34,7 +34,9 @@ export function ruleEndpoints(app: AppContext): Endpoint[] {
       body: ruleInput,
       handler: async (ctx, body) => {
         const record = await app.rules.create(tenantOf(app, ctx), body);
-        return { status: 201, body: ruleOutput(record) };
+        const out = ruleOutput(record);
+        await app.audit.record(ctx, { action: 'rule.created', target_type: 'rule', target_id: record.rule_id, before: null, after: out });
+        return { status: 201, body: out };
       },
       doc: {
         summary: 'Create a routing rule',
@@ -68,8 +70,10 @@ export function ruleEndpoints(app: AppContext): Endpoint[] {
       body: rulePatch,
       handler: async (ctx, body) => {
         const id = checkPathId('rule_id', ctx.params.rule_id);
-        const { after } = await app.rules.patch(tenantOf(app, ctx), id, body);
-        return { status: 200, body: ruleOutput(after) };
+        const { before, after } = await app.rules.patch(tenantOf(app, ctx), id, body);
+        const out = ruleOutput(after);
+        await app.audit.record(ctx, { action: 'rule.updated', target_type: 'rule', target_id: id, before: ruleOutput(before), after: out });
+        return { status: 200, body: out };
       },
       doc: {
         summary: 'Change a routing rule in place',
@@ -92,7 +96,8 @@ export function ruleEndpoints(app: AppContext): Endpoint[] {
       auth: true,
       handler: async (ctx) => {
         const id = checkPathId('rule_id', ctx.params.rule_id);
-        await app.rules.remove(tenantOf(app, ctx), id);
+        const before = await app.rules.remove(tenantOf(app, ctx), id);
+        await app.audit.record(ctx, { action: 'rule.deleted', target_type: 'rule', target_id: id, before: ruleOutput(before), after: null });
         return { status: 200, body: { deleted: id } };
       },
       doc: {
