@@ -73,8 +73,8 @@ describe('loadConfig values', () => {
       maxBodyBytes: 2048,
       logLevel: 'warn',
     });
-    expect(c.apiKeys?.lookup('k1')).toEqual({ tenantId: 'acme', admin: false });
-    expect(c.apiKeys?.lookup('legacy')).toEqual({ tenantId: 'default', admin: false });
+    expect(c.apiKeys?.lookup('k1')).toMatchObject({ tenantId: 'acme', admin: false });
+    expect(c.apiKeys?.lookup('legacy')).toMatchObject({ tenantId: 'default', admin: false });
   });
 
   it.each(['1', '2', '3'])('SERVICE_TIER=%s', (t) => {
