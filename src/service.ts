@@ -24,6 +24,9 @@ import { webhookEndpoints } from './http/resources/webhooks.js';
 import { onboardingEndpoints } from './http/resources/onboarding.js';
 import { tenantEndpoints } from './http/resources/tenants.js';
 import { shadowEndpoints } from './http/resources/shadow.js';
+import { readinessEndpoints } from './http/resources/readiness.js';
+import { checkReadiness } from './readiness.js';
+import { registerOperationsMetrics } from './metrics/operations.js';
 import { overrideEndpoints } from './http/resources/overrides.js';
 import { OverrideService } from './overrides/override-service.js';
 import { AuditTrail } from './audit/audit-trail.js';
@@ -105,12 +108,26 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
   shadow.start(); // after engine.start(): it reads the restored failover counters
   registerEngineGauges(metrics, tenants, config.tier);
 
+  registerOperationsMetrics(metrics, { engineStats: () => engine.stats(), webhookBacklog: () => webhooks.pendingCount() });
+  metrics.gauge('service_engine_cycle_interval_seconds', 'configured evaluation interval in seconds (SERVICE_EVAL_INTERVAL_MS)', [], (g) =>
+    g.set(config.evalIntervalMs / 1000),
+  );
   metrics.gauge('service_store_connected', 'backing-store connectivity, 0 or 1', [], (g) => g.set(store.connected() ? 1 : 0));
   registerStoreGauges(metrics, store);
 
   const endpoints: Endpoint[] = [];
   endpoints.push(
     ...rootEndpoints(app, () => buildOpenApi(endpoints, app.version, config.apiKeys !== null)),
+    ...readinessEndpoints(() =>
+      checkReadiness({
+        store,
+        pingPool: (ms) => engine.pingPool(ms),
+        engineRunning: () => engine.running(),
+        intervalMs: config.evalIntervalMs,
+        engineStartedAtMs: () => engine.startedAtMs,
+        lastCycleEndMs: () => engine.stats().lastCycleEndMs,
+      }),
+    ),
     ...routingEndpoints(app, shadow),
     ...ruleEndpoints(app),
     ...statsEndpoints(app, (tenantId) => engine.banditRuleCount(tenantId)),

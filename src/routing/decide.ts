@@ -4,7 +4,7 @@
  * thread.
  */
 import { readDecision, type DecisionFields } from '../shared/decision.js';
-import { DECISION_SOURCE_NAMES, DecisionSource, RULE_MASK, RULE_SHIFT } from '../shared/layout.js';
+import { DECISION_SOURCE_NAMES, DecisionSource, RF_ROUTED, RULE_F64_STRIDE, RULE_MASK, RULE_SHIFT } from '../shared/layout.js';
 import type { SharedTables } from '../shared/tables.js';
 import type { RouteRequest } from '../schemas/routing.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
@@ -42,7 +42,9 @@ export function matchRule(tenant: Tenant, req: RouteRequest): LiveRule | undefin
 
 export function decide(tables: SharedTables, rule: LiveRule, random: number): RouteDecision {
   const rec = rule.record;
-  readDecision(tables.ruleSegs[rule.slot >> RULE_SHIFT], rule.slot & RULE_MASK, fields);
+  const seg = tables.ruleSegs[rule.slot >> RULE_SHIFT];
+  const i = rule.slot & RULE_MASK;
+  readDecision(seg, i, fields);
   // An operator override beats every tier while it lasts (reported as `rules`); null = none.
   const override = rule.override;
   if (override != null) {
@@ -51,6 +53,8 @@ export function decide(tables: SharedTables, rule: LiveRule, random: number): Ro
   }
   const share = fields.primaryShare;
   const pickPrimary = random < share;
+  // Per-rule traffic counter for the metrics (front thread only: a plain increment).
+  seg.ruleF64[i * RULE_F64_STRIDE + RF_ROUTED + (pickPrimary ? 0 : 1)]++;
   const fp = pickPrimary ? fields.failProbPrimary : fields.failProbSecondary;
   return {
     processor_id: pickPrimary ? rec.primary_id : rec.secondary_id,

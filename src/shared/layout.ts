@@ -43,7 +43,16 @@ export const RF_PRIMARY_SHARE = 1; // probability that a route picks the primary
 export const RF_FAILPROB_PRIMARY = 2; // Tier 2 calibrated failure probability, NaN when disabled
 export const RF_FAILPROB_SECONDARY = 3;
 export const RF_SAME_PROCESSOR = 4; // 1 when primary and secondary are the same processor
-export const RULE_F64_STRIDE = 8;
+/**
+ * Traffic counters for the per-rule metrics, front thread only (plain increments on the hot
+ * path, read at scrape time): routed decisions per processor (k = 0 primary, 1 secondary) and
+ * reported outcomes per processor and result (RF_OUTCOMES + k * OUTCOME_RESULTS + result).
+ */
+export const RF_ROUTED = 8; // + k
+export const RF_OUTCOMES = 10; // + k * OUTCOME_RESULTS + OutcomeResult
+export const OUTCOME_RESULTS = 3;
+export const OUTCOME_RESULT_NAMES = ['success', 'decline', 'technical'] as const;
+export const RULE_F64_STRIDE = 16;
 
 export const enum DecisionSource {
   Rules = 0,

@@ -231,6 +231,13 @@ export class LmdbStore implements Store {
     }
   }
 
+  async checkWritable(): Promise<void> {
+    if (this.closed) throw new Error('the store is closed');
+    // One key, overwritten, through the same guard as every write (refused below the space
+    // reserve, and a commit clears a past failure): it proves the store takes writes now.
+    await this.guard(() => this.db('readiness_probe').put(['readiness', 'probe'], Date.now()));
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

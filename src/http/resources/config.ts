@@ -5,7 +5,7 @@ import { compile, ErrorSchema } from '../../schemas/common.js';
 import { TIER1_FIELDS, type TenantConfigService } from '../../tenants/tenant-config.js';
 import { BANDIT_TENANT_FIELDS } from '../../engine/bandit/config.js';
 import { tierOf, type Tenant } from '../../tenants/tenant.js';
-import { endpoint, type Endpoint } from '../endpoint.js';
+import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';
 
 const Codes = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 200 });
 
@@ -46,6 +46,17 @@ const TierConfig = Type.Object(
   { $id: 'TierConfig' },
 );
 
+const tierConfigExample = {
+  prediction_enabled: true,
+  bandit_enabled: false,
+  shadow_mode: false,
+  tier: 2,
+  thresholds: { degrade_threshold: 0.15, failover_threshold: 0.3, recovery_threshold: 0.05, run_length: 5, bandit_half_life_ms: 600000, bandit_exploration_floor: 0.02 },
+  threshold_overrides: { failover_threshold: 0.3 },
+  error_codes: { decline: ['do_not_honor'], technical: ['gateway_busy'] },
+  updated_at: '2026-05-04T12:00:00.000Z',
+};
+
 export function configEndpoints(app: AppContext, configs: TenantConfigService): Endpoint[] {
   const view = (t: Tenant) => {
     const c = configs.current(t);
@@ -66,7 +77,12 @@ export function configEndpoints(app: AppContext, configs: TenantConfigService): 
       path: '/v1/config/tiers',
       auth: true,
       handler: (ctx) => ({ status: 200, body: view(tenantOf(app, ctx)) }),
-      doc: { summary: 'The caller\'s tier configuration', tag: 'Configuration', responses: { 200: { description: 'configuration', schema: TierConfig } } },
+      doc: {
+        summary: 'The caller\'s tier configuration',
+        tag: 'Configuration',
+        operationId: 'getTierConfig',
+        responses: { 200: jsonBody('configuration', TierConfig, tierConfigExample) },
+      },
     }),
     endpoint({
       method: 'POST',
@@ -84,8 +100,10 @@ export function configEndpoints(app: AppContext, configs: TenantConfigService): 
       doc: {
         summary: 'Change the tier configuration (any subset of fields), at once, without restart',
         tag: 'Configuration',
+        operationId: 'updateTierConfig',
+        requestExample: { prediction_enabled: true, thresholds: { failover_threshold: 0.3 }, error_codes: { technical: ['gateway_busy'] } },
         description: 'Both toggles may be sent together. The change is stored and survives restarts. Answers the new configuration.',
-        responses: { 200: { description: 'the new configuration', schema: TierConfig }, 422: { description: 'invalid fields', schema: ErrorSchema } },
+        responses: { 200: jsonBody('the new configuration', TierConfig, tierConfigExample), 422: { description: 'invalid fields', schema: ErrorSchema, error: 'VALIDATION_FAILED' } },
       },
     }),
   ];

@@ -7,7 +7,8 @@ import { ruleHealth } from '../../engine/health-view.js';
 import { isLogCursor } from '../../store/lmdb-store.js';
 import { ErrorSchema, Nullable } from '../../schemas/common.js';
 import { tierOf } from '../../tenants/tenant.js';
-import { endpoint, type Endpoint } from '../endpoint.js';
+import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';
+import { failoverEvent, RULE_ID, ruleHealth as ruleHealthExample } from '../../schemas/examples.js';
 import { checkPathId } from './rules.js';
 import { Override } from '../../schemas/overrides.js';
 
@@ -78,11 +79,16 @@ export function healthEndpoints(app: AppContext, engine: EngineService): Endpoin
       doc: {
         summary: 'Health of every rule of the caller\'s tenant',
         tag: 'Monitoring',
+        operationId: 'getHealth',
         responses: {
-          200: {
-            description: 'health',
-            schema: Type.Object({ status: Type.String(), engine_running: Type.Boolean(), tier: Type.Integer(), rules: Type.Record(Type.String(), RuleHealth) }),
-          },
+          200: jsonBody(
+            'health',
+            Type.Object(
+              { status: Type.String(), engine_running: Type.Boolean(), tier: Type.Integer(), rules: Type.Record(Type.String(), RuleHealth) },
+              { $id: 'HealthOverview' },
+            ),
+            { status: 'ok', engine_running: true, tier: 1, rules: { [RULE_ID]: ruleHealthExample } },
+          ),
         },
       },
     }),
@@ -99,7 +105,13 @@ export function healthEndpoints(app: AppContext, engine: EngineService): Endpoin
       doc: {
         summary: 'Health of one rule',
         tag: 'Monitoring',
-        responses: { 200: { description: 'rule health', schema: RuleHealth }, 404: { description: 'no such rule', schema: ErrorSchema } },
+        operationId: 'getRuleHealth',
+        pathExamples: { rule_id: RULE_ID },
+        responses: {
+          200: jsonBody('rule health', RuleHealth, ruleHealthExample),
+          404: { description: 'no such rule', schema: ErrorSchema, error: 'RULE_NOT_FOUND' },
+          422: { description: 'malformed rule id', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
+        },
       },
     }),
     endpoint({
@@ -123,12 +135,16 @@ export function healthEndpoints(app: AppContext, engine: EngineService): Endpoin
       doc: {
         summary: 'The failover audit trail, newest first',
         tag: 'Monitoring',
+        operationId: 'listFailoverEvents',
         description: 'Paginated: `limit` (1-1000, default 100) and `before` (an `event_id` from the previous page). Kept across restarts.',
         query: [
           { name: 'limit', description: 'page size, 1-1000, default 100', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
           { name: 'before', description: 'return events older than this event_id', schema: { type: 'string' } },
         ],
-        responses: { 200: { description: 'failover events', schema: Type.Array(FailoverEvent) }, 422: { description: 'bad query parameter', schema: ErrorSchema } },
+        responses: {
+          200: jsonBody('failover events', Type.Array(FailoverEvent), [failoverEvent]),
+          422: { description: 'bad query parameter', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
+        },
       },
     }),
   ];
