@@ -22,6 +22,8 @@ export interface Config {
   rateLimitRps: number;
   requestTimeoutMs: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** Start with an empty store when the stored one is missing or damaged (its files are moved aside, not deleted). */
+  storeStartFresh: boolean;
 }
 
 export class ConfigError extends Error {
@@ -117,5 +119,6 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitRps: int(env, 'SERVICE_RATE_LIMIT_RPS', 0, 0, MAX_RATE_LIMIT_RPS),
     requestTimeoutMs: int(env, 'SERVICE_REQUEST_TIMEOUT_MS', 10_000, 100, 600_000),
     logLevel: logLevel as Config['logLevel'],
+    storeStartFresh: bool(env, 'SERVICE_STORE_START_FRESH', false),
   };
 }

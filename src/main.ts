@@ -4,6 +4,7 @@ import { log } from './log.js';
 import { installProcessGuard } from './process-guard.js';
 import { startService } from './service.js';
 import { StartupError } from './startup-error.js';
+import { StoreFileError } from './store/store-files.js';
 
 async function main(): Promise<void> {
   installProcessGuard();
@@ -40,6 +41,11 @@ main().catch((e) => {
     process.stderr.write(`start-up error: ${e.message}\n`);
     log.error('start failed', { err: e.message });
     process.exit(1);
+  }
+  if (e instanceof StoreFileError) {
+    log.error('store check failed', { err: e.message });
+    process.stderr.write(`store error: ${e.message}\n`);
+    process.exit(3);
   }
   log.error('start failed', { err: String((e as Error)?.stack ?? e) });
   process.exit(1);

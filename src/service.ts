@@ -5,7 +5,7 @@
  * stop webhook delivery (in-flight attempts finish or are cut within 3 s; unfinished deliveries
  * stay pending for the next start), flush and close the store.
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import uws from '@trufflesuite/uws-js-unofficial';
 import type { AppContext } from './app-context.js';
 import { loadConfig, type Config } from './config.js';
@@ -43,6 +43,7 @@ import { SharedTables } from './shared/tables.js';
 import { LmdbStore } from './store/lmdb-store.js';
 import { DataDirLock } from './store/data-dir-lock.js';
 import { listenExclusive } from './http/listen.js';
+import { checkStoreFiles, markStoreCreated } from './store/store-files.js';
 import { registerStoreGauges } from './metrics/store-gauges.js';
 import { TenantRegistry } from './tenants/registry.js';
 import { settingsForTier } from './tenants/tenant.js';
@@ -61,14 +62,26 @@ function packageVersion(): string {
   return pkg.version;
 }
 
+/** Checks the store's files before mapping them (refusing a damaged or vanished store), then opens it. */
+function openStore(dataDir: string, startFresh: boolean): LmdbStore {
+  mkdirSync(dataDir, { recursive: true });
+  const check = checkStoreFiles(dataDir, startFresh);
+  if (check.reason !== null) {
+    log.warn('store moved aside; starting with an empty store (SERVICE_STORE_START_FRESH)', { reason: check.reason, moved: check.movedAside });
+  }
+  const store = new LmdbStore(dataDir);
+  markStoreCreated(dataDir);
+  return store;
+}
+
 export async function startService(config: Config = loadConfig()): Promise<RunningService> {
   setLogLevel(config.logLevel);
   // The workers load the Foresight model lazily; loading it here first makes a deployment
   // without `models/` fail at start, not quietly at the first Tier 2 evaluation.
   loadModel();
-  // Before the store is opened: a second process on this directory must not touch it.
+  // Before the store is checked or opened: a second process on this directory must not touch it.
   const dirLock = DataDirLock.acquire(config.dataDir);
-  const store = new LmdbStore(config.dataDir);
+  const store = openStore(config.dataDir, config.storeStartFresh);
   const tables = new SharedTables();
   const configuredTenants = config.apiKeys ? config.apiKeys.tenants() : ['default'];
   const tenants = new TenantRegistry(configuredTenants, settingsForTier(config.tier, config.shadowMode));

@@ -5,7 +5,8 @@
  * back to 200 once they recover. GET / stays 200 throughout (liveness is not readiness).
  * Build first: `npx tsc -p tsconfig.json`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,6 +32,19 @@ afterAll(async () => {
 async function get(path: string): Promise<{ status: number; body: any }> {
   const r = await fetch(`http://127.0.0.1:${svc.port}${path}`);
   return { status: r.status, body: await r.json() };
+}
+
+const REPO = new URL('../../', import.meta.url);
+
+/** The Dockerfile's HEALTHCHECK command (exec form), run here against the service; resolves with its exit code. */
+function runHealthcheck(): Promise<number> {
+  const dockerfile = readFileSync(new URL('Dockerfile', REPO), 'utf8').replace(/\\\n\s*/g, '');
+  const cmd = JSON.parse(/^HEALTHCHECK .*?CMD (\[.*\])$/m.exec(dockerfile)![1]) as string[];
+  return new Promise((resolve) => {
+    execFile(cmd[0] === 'node' ? process.execPath : cmd[0], cmd.slice(1), { env: { ...process.env, PORT: String(svc.port) }, timeout: 10_000 }, (err) =>
+      resolve(err ? ((err as { code?: number }).code ?? 1) : 0),
+    );
+  });
 }
 
 /** The scheduler's task runner (the piscina pool), swapped to simulate a stopped pool. */
@@ -89,5 +103,29 @@ describe('GET /ready', () => {
       engine.stats = realStats;
     }
     expect((await get('/ready')).status).toBe(200);
+  });
+});
+
+describe('Docker image', () => {
+  it('has a HEALTHCHECK on /ready that passes when ready and fails when not', async () => {
+    expect(await runHealthcheck()).toBe(0);
+    const store = svc.app.store;
+    const real = store.checkWritable;
+    store.checkWritable = () => Promise.reject(new Error('ENOSPC'));
+    try {
+      expect(await runHealthcheck()).toBe(1);
+    } finally {
+      store.checkWritable = real;
+    }
+  });
+
+  it('ships no bench code and no tests (.dockerignore, runtime stage)', () => {
+    const ignore = readFileSync(new URL('.dockerignore', REPO), 'utf8').split('\n');
+    for (const p of ['bench', 'test', 'node_modules', 'dist', 'data', '.git']) expect(ignore, p).toContain(p);
+    const dockerfile = readFileSync(new URL('Dockerfile', REPO), 'utf8');
+    expect(dockerfile).not.toMatch(/^COPY .*bench/m);
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    expect(runtime).not.toMatch(/COPY --from=build \/app\/dist \.\/dist/);
+    expect(runtime).toMatch(/COPY --from=build \/app\/dist\/src/);
   });
 });

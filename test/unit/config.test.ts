@@ -20,6 +20,7 @@ describe('loadConfig defaults', () => {
       rateLimitRps: 0, // no rate limit unless asked for
       requestTimeoutMs: 10_000,
       logLevel: 'info',
+      storeStartFresh: false,
     });
   });
 
