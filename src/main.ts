@@ -1,9 +1,11 @@
 /** Process entry point: start the service, stop it gracefully on SIGTERM/SIGINT. */
 import { ConfigError, loadConfig } from './config.js';
 import { log } from './log.js';
+import { installProcessGuard } from './process-guard.js';
 import { startService } from './service.js';
 
 async function main(): Promise<void> {
+  installProcessGuard();
   let config;
   try {
     config = loadConfig();

@@ -24,6 +24,10 @@ import { webhookEndpoints } from './http/resources/webhooks.js';
 import { onboardingEndpoints } from './http/resources/onboarding.js';
 import { tenantEndpoints } from './http/resources/tenants.js';
 import { shadowEndpoints } from './http/resources/shadow.js';
+import { overrideEndpoints } from './http/resources/overrides.js';
+import { OverrideService } from './overrides/override-service.js';
+import { AuditTrail } from './audit/audit-trail.js';
+import { auditEndpoints } from './http/resources/audit.js';
 import { ShadowService } from './shadow/shadow-service.js';
 import { Router } from './http/router.js';
 import { RateLimiter } from './http/rate-limit.js';
@@ -34,6 +38,7 @@ import { RuleService } from './rules/rule-service.js';
 import { buildOpenApi } from './schemas/openapi.js';
 import { SharedTables } from './shared/tables.js';
 import { LmdbStore } from './store/lmdb-store.js';
+import { registerStoreGauges } from './metrics/store-gauges.js';
 import { TenantRegistry } from './tenants/registry.js';
 import { settingsForTier } from './tenants/tenant.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
@@ -64,7 +69,8 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
 
   const engine = new EngineService({ tables, tenants, store, metrics, intervalMs: config.evalIntervalMs });
   const rules = new RuleService(store, tables, tenants, engine, MAX_RULES_PER_TENANT);
-  const app: AppContext = { config, version: packageVersion(), store, tables, tenants, rules, metrics, engine };
+  const audit = new AuditTrail(store);
+  const app: AppContext = { config, version: packageVersion(), store, tables, tenants, rules, metrics, engine, audit };
   const configs = new TenantConfigService(store, tenants);
   configs.load();
   const shadow = new ShadowService({ store, tables, tenants });
@@ -72,7 +78,12 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
     engine.configChanged(t);
     shadow.settingsChanged(t);
   });
+  const overrides = new OverrideService(store, tenants);
+  rules.overrides = overrides;
+  overrides.onExpired = (t, rec) =>
+    audit.recordSystem(t.id, { action: 'override.expired', target_type: rec.scope === 'rule' ? 'override' : 'processor', target_id: rec.rule_id ?? rec.processor_id, before: rec, after: null });
   const loaded = rules.load();
+  overrides.load();
   const webhooks = new WebhookDispatcher({ store, config, metrics, version: app.version });
   app.webhooks = webhooks;
   await webhooks.start();
@@ -82,6 +93,7 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
   registerEngineGauges(metrics, tenants, config.tier);
 
   metrics.gauge('service_store_connected', 'backing-store connectivity, 0 or 1', [], (g) => g.set(store.connected() ? 1 : 0));
+  registerStoreGauges(metrics, store);
 
   const endpoints: Endpoint[] = [];
   endpoints.push(
@@ -91,10 +103,12 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
     ...statsEndpoints(app, (tenantId) => engine.banditRuleCount(tenantId)),
     ...healthEndpoints(app, engine),
     ...configEndpoints(app, configs),
-    ...webhookEndpoints(webhooks),
+    ...webhookEndpoints(webhooks, audit),
     ...onboardingEndpoints(app),
     ...tenantEndpoints(app),
     ...shadowEndpoints(app, shadow),
+    ...overrideEndpoints(app, engine, overrides),
+    ...auditEndpoints(app),
   );
 
   const router = new Router({
@@ -120,6 +134,7 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
     (stopping ??= (async () => {
       uws.us_listen_socket_close(listenSocket);
       await Promise.race([router.drain(), new Promise((r) => setTimeout(r, 10_000))]);
+      overrides.stop();
       await engine.stop();
       await shadow.stop();
       await webhooks.stop();

@@ -27,6 +27,7 @@ import {
 import { readDecision, type DecisionFields } from '../shared/decision.js';
 import type { SharedTables } from '../shared/tables.js';
 import type { LiveRule } from '../tenants/tenant.js';
+import type { OverrideRecord } from '../overrides/effective.js';
 import { DecisionSource } from '../shared/layout.js';
 
 export interface ProcessorHealth {
@@ -48,7 +49,14 @@ export interface RuleHealth {
   rule_id: string;
   primary: ProcessorHealth;
   secondary: ProcessorHealth;
-  decision: { processor_id: string; weight: number; decision_source: string; failure_probability: number | null };
+  decision: {
+    processor_id: string;
+    weight: number;
+    decision_source: string;
+    failure_probability: number | null;
+    /** Present while an operator override governs the rule. */
+    override?: OverrideRecord;
+  };
 }
 
 const round = (x: number, d = 4) => Math.round(x * 10 ** d) / 10 ** d;
@@ -102,6 +110,11 @@ const scratch: DecisionFields = { primaryShare: 1, source: DecisionSource.Rules,
 
 export function ruleHealth(tables: SharedTables, rule: LiveRule): RuleHealth {
   const d = readDecision(tables.ruleSegs[rule.slot >> RULE_SHIFT], rule.slot & RULE_MASK, scratch);
+  const override = rule.override ?? null;
+  if (override !== null) {
+    d.primaryShare = override.primaryShare;
+    d.source = DecisionSource.Rules;
+  }
   const primaryLeads = d.primaryShare >= 0.5;
   const fp = primaryLeads ? d.failProbPrimary : d.failProbSecondary;
   return {
@@ -113,6 +126,7 @@ export function ruleHealth(tables: SharedTables, rule: LiveRule): RuleHealth {
       weight: round(primaryLeads ? d.primaryShare : 1 - d.primaryShare),
       decision_source: DECISION_SOURCE_NAMES[d.source] ?? 'rules',
       failure_probability: nullable(fp),
+      ...(override !== null ? { override: override.record } : {}),
     },
   };
 }

@@ -147,6 +147,11 @@ export class EngineScheduler {
     this.tryEarly(shardId, st);
   }
 
+  /** True while a task is running on the shard. */
+  busy(shardId: string): boolean {
+    return (this.shards.get(shardId)?.running ?? null) !== null;
+  }
+
   /** Resolves once no task is running on the shard (e.g. before freeing a deleted rule's slot). */
   whenIdle(shardId: string): Promise<void> {
     return this.shards.get(shardId)?.running ?? Promise.resolve();

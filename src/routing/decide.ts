@@ -43,6 +43,12 @@ export function matchRule(tenant: Tenant, req: RouteRequest): LiveRule | undefin
 export function decide(tables: SharedTables, rule: LiveRule, random: number): RouteDecision {
   const rec = rule.record;
   readDecision(tables.ruleSegs[rule.slot >> RULE_SHIFT], rule.slot & RULE_MASK, fields);
+  // An operator override beats every tier while it lasts (reported as `rules`); null = none.
+  const override = rule.override;
+  if (override != null) {
+    fields.primaryShare = override.primaryShare;
+    fields.source = DecisionSource.Rules;
+  }
   const share = fields.primaryShare;
   const pickPrimary = random < share;
   const fp = pickPrimary ? fields.failProbPrimary : fields.failProbSecondary;

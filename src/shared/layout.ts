@@ -34,7 +34,8 @@ export const RI_WINDOW_SECONDARY = 4; // window index of the secondary (same as 
 export const RI_RUN_PRIMARY = 5; // consecutive technical failures of the primary (front writes, Atomics)
 export const RI_RUN_SECONDARY = 6;
 export const RI_GENERATION = 7; // bumped each time the slot is reused, so stale task results are ignored
-export const RULE_I32_STRIDE = 8;
+export const RI_COMMAND = 8; // ManualCommand an operator asked for (front writes, the worker takes it with Atomics.exchange)
+export const RULE_I32_STRIDE = 12;
 
 // ── per rule, Float64 fields ─────────────────────────────────────────────────────────────
 export const RF_CONFIG_PRIMARY_WEIGHT = 0; // the weight the operator configured
@@ -50,6 +51,13 @@ export const enum DecisionSource {
   Mab = 2,
 }
 export const DECISION_SOURCE_NAMES = ['rules', 'prediction', 'mab'] as const;
+
+/** Operator commands carried by RI_COMMAND to the next evaluation of the rule. */
+export const enum ManualCommand {
+  None = 0,
+  Failover = 1, // the primary goes failed_over now, as Tier 1 would (reason "manual")
+  Recover = 2, // failed_over processors recover now; the primary's shift back starts
+}
 
 // ── per processor slot (two per rule), Float64 fields ────────────────────────────────────
 export const PROCS_PER_RULE = 2;

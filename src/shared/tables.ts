@@ -12,6 +12,7 @@ import {
   RF_PRIMARY_SHARE,
   RF_SAME_PROCESSOR,
   RI_ACTIVE,
+  RI_COMMAND,
   RI_DECISION_SOURCE,
   RI_GENERATION,
   RI_RUN_PRIMARY,
@@ -84,6 +85,7 @@ export class SharedTables {
     ruleI32[ib + RI_WINDOW_SECONDARY] = -1;
     Atomics.store(ruleI32, ib + RI_RUN_PRIMARY, 0);
     Atomics.store(ruleI32, ib + RI_RUN_SECONDARY, 0);
+    Atomics.store(ruleI32, ib + RI_COMMAND, 0);
     ruleF64[fb + RF_CONFIG_PRIMARY_WEIGHT] = primaryWeight;
     ruleF64[fb + RF_PRIMARY_SHARE] = sameProcessor ? 1 : primaryWeight;
     ruleF64[fb + RF_FAILPROB_PRIMARY] = NaN;

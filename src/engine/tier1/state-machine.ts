@@ -188,7 +188,7 @@ function enterFailedOver(
  * credits only buckets after the suspension, which also keeps out the late outcomes of
  * payments routed before the trip.
  */
-function registerTrip(st: ProcState, cfg: Tier1Config, nowMs: number, completedEpoch: number): void {
+export function registerTrip(st: ProcState, cfg: Tier1Config, nowMs: number, completedEpoch: number): void {
   st.trips = st.trips > 0 && nowMs - st.lastTripMs <= cfg.backoffResetMs ? st.trips + 1 : 1;
   st.lastTripMs = nowMs;
   const suspendMs = Math.min(cfg.probeBackoffBaseMs * 2 ** (st.trips - 1), cfg.probeBackoffMaxMs);

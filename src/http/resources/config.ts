@@ -75,8 +75,11 @@ export function configEndpoints(app: AppContext, configs: TenantConfigService): 
       body: compile(TierConfigPatch),
       handler: async (ctx, body) => {
         const t = tenantOf(app, ctx);
+        const before = view(t);
         await configs.update(t, body);
-        return { status: 200, body: view(t) };
+        const after = view(t);
+        await app.audit.record(ctx, { action: 'config.updated', target_type: 'config', target_id: 'tiers', before, after });
+        return { status: 200, body: after };
       },
       doc: {
         summary: 'Change the tier configuration (any subset of fields), at once, without restart',

@@ -9,6 +9,7 @@ import { ErrorSchema, Nullable } from '../../schemas/common.js';
 import { tierOf } from '../../tenants/tenant.js';
 import { endpoint, type Endpoint } from '../endpoint.js';
 import { checkPathId } from './rules.js';
+import { Override } from '../../schemas/overrides.js';
 
 const ProcessorHealth = Type.Object(
   {
@@ -28,7 +29,7 @@ const ProcessorHealth = Type.Object(
   { $id: 'ProcessorHealth' },
 );
 
-const RuleHealth = Type.Object(
+export const RuleHealth = Type.Object(
   {
     rule_id: Type.String(),
     primary: ProcessorHealth,
@@ -38,6 +39,7 @@ const RuleHealth = Type.Object(
       weight: Type.Number({ description: 'its share of the traffic' }),
       decision_source: Type.String(),
       failure_probability: Nullable(Type.Number()),
+      override: Type.Optional(Override),
     }),
   },
   { $id: 'RuleHealth' },

@@ -14,7 +14,11 @@ export function onboardingEndpoints(app: AppContext): Endpoint[] {
       path: '/v1/onboard',
       auth: true,
       body: onboardRequest,
-      handler: async (ctx, body) => ({ status: 201, body: await onboard(app.rules, tenantOf(app, ctx), body) }),
+      handler: async (ctx, body) => {
+        const out = await onboard(app.rules, tenantOf(app, ctx), body);
+        await app.audit.record(ctx, { action: 'onboarding.completed', target_type: 'onboarding', target_id: null, before: null, after: out });
+        return { status: 201, body: out };
+      },
       doc: {
         summary: 'Onboard processors: generate one rule per country, currency and payment method served',
         tag: 'Onboarding',

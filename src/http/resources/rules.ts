@@ -1,13 +1,14 @@
-/** /v1/rules: create, list, delete (spec 2.4, 4.2). */
+/** /v1/rules: create, list, read, change, delete (spec 2.4, 4.2). */
 import { Type } from '@sinclair/typebox';
 import { tenantOf, type AppContext } from '../../app-context.js';
 import { errors } from '../../errors.js';
 import { compile, ErrorSchema, ID_PATTERN, MAX_ID_LENGTH } from '../../schemas/common.js';
-import { Deleted, RuleInput, RuleOutput } from '../../schemas/rules.js';
+import { Deleted, RuleInput, RuleOutput, RulePatch } from '../../schemas/rules.js';
 import { ruleOutput } from '../../rules/rule-service.js';
 import { endpoint, type Endpoint } from '../endpoint.js';
 
 const ruleInput = compile(RuleInput);
+const rulePatch = compile(RulePatch);
 const idPattern = new RegExp(ID_PATTERN);
 
 export function checkPathId(field: string, value: string): string {
@@ -33,7 +34,9 @@ export function ruleEndpoints(app: AppContext): Endpoint[] {
       body: ruleInput,
       handler: async (ctx, body) => {
         const record = await app.rules.create(tenantOf(app, ctx), body);
-        return { status: 201, body: ruleOutput(record) };
+        const out = ruleOutput(record);
+        await app.audit.record(ctx, { action: 'rule.created', target_type: 'rule', target_id: record.rule_id, before: null, after: out });
+        return { status: 201, body: out };
       },
       doc: {
         summary: 'Create a routing rule',
@@ -47,12 +50,54 @@ export function ruleEndpoints(app: AppContext): Endpoint[] {
       },
     }),
     endpoint({
+      method: 'GET',
+      path: '/v1/rules/{rule_id}',
+      auth: true,
+      handler: (ctx) => {
+        const id = checkPathId('rule_id', ctx.params.rule_id);
+        return { status: 200, body: ruleOutput(app.rules.get(tenantOf(app, ctx), id)) };
+      },
+      doc: {
+        summary: 'Get one routing rule',
+        tag: 'Rules',
+        responses: { 200: { description: 'the rule', schema: RuleOutput }, 404: { description: 'no such rule', schema: ErrorSchema } },
+      },
+    }),
+    endpoint({
+      method: 'PATCH',
+      path: '/v1/rules/{rule_id}',
+      auth: true,
+      body: rulePatch,
+      handler: async (ctx, body) => {
+        const id = checkPathId('rule_id', ctx.params.rule_id);
+        const { before, after } = await app.rules.patch(tenantOf(app, ctx), id, body);
+        const out = ruleOutput(after);
+        await app.audit.record(ctx, { action: 'rule.updated', target_type: 'rule', target_id: id, before: ruleOutput(before), after: out });
+        return { status: 200, body: out };
+      },
+      doc: {
+        summary: 'Change a routing rule in place',
+        tag: 'Rules',
+        description:
+          'Any of attributes, processor ids and names, primary_weight (at least one; the id cannot change). Routing switches to the new version atomically: ' +
+          'the rule is never missing. Engine state (status, health, predictions, bandit posterior) of a processor that stays in the rule is kept; a new processor starts fresh. ' +
+          'A changed processor id without a name takes the id as its name. Same attribute conflict rule as creation (409).',
+        responses: {
+          200: { description: 'the changed rule', schema: RuleOutput },
+          404: { description: 'no such rule', schema: ErrorSchema },
+          409: { description: 'another rule has these attributes', schema: ErrorSchema },
+          422: { description: 'invalid fields', schema: ErrorSchema },
+        },
+      },
+    }),
+    endpoint({
       method: 'DELETE',
       path: '/v1/rules/{rule_id}',
       auth: true,
       handler: async (ctx) => {
         const id = checkPathId('rule_id', ctx.params.rule_id);
-        await app.rules.remove(tenantOf(app, ctx), id);
+        const before = await app.rules.remove(tenantOf(app, ctx), id);
+        await app.audit.record(ctx, { action: 'rule.deleted', target_type: 'rule', target_id: id, before: ruleOutput(before), after: null });
         return { status: 200, body: { deleted: id } };
       },
       doc: {

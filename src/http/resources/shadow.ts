@@ -57,8 +57,11 @@ export function shadowEndpoints(app: AppContext, shadow: ShadowService): Endpoin
       handler: async (ctx) => {
         const aov = aovParam(ctx);
         const t = tenantOf(app, ctx);
+        const before = shadow.report(t, aov);
         await shadow.reset(t);
-        return { status: 200, body: shadow.report(t, aov) };
+        const after = shadow.report(t, aov);
+        await app.audit.record(ctx, { action: 'shadow_report.reset', target_type: 'shadow_report', target_id: null, before, after });
+        return { status: 200, body: after };
       },
       doc: {
         summary: 'Reset the shadow report',

@@ -6,6 +6,7 @@ import { MAX_DELIVERIES_PER_WEBHOOK, MAX_WEBHOOKS_PER_TENANT, type DeliveryQuery
 import { DELIVERY_ID_RE, EVENT_TYPES, WEBHOOK_ID_RE } from '../../webhooks/events.js';
 import { DELIVERY_STATUSES, deliveryOutput, webhookOutput, type DeliveryStatus } from '../../webhooks/records.js';
 import { endpoint, type Ctx, type Endpoint } from '../endpoint.js';
+import type { AuditTrail } from '../../audit/audit-trail.js';
 
 /** The compiled validator, with clearer messages for the two generic ones TypeBox gives here. */
 function friendly<T>(v: Validator<T>): Validator<T> {
@@ -70,7 +71,7 @@ function deliveryQuery(ctx: Ctx): DeliveryQuery {
 
 const notFound = { description: 'no such webhook for this tenant (WEBHOOK_NOT_FOUND)', schema: ErrorSchema };
 
-export function webhookEndpoints(webhooks: WebhookDispatcher): Endpoint[] {
+export function webhookEndpoints(webhooks: WebhookDispatcher, audit: AuditTrail): Endpoint[] {
   /** The caller's tenant: always the one its API key maps to. */
   const tenant = (ctx: Ctx) => ctx.grant.tenantId;
   return [
@@ -79,7 +80,11 @@ export function webhookEndpoints(webhooks: WebhookDispatcher): Endpoint[] {
       path: '/v1/webhooks',
       auth: true,
       body: webhookInput,
-      handler: async (ctx, body) => ({ status: 201, body: webhookOutput(await webhooks.create(tenant(ctx), body)) }),
+      handler: async (ctx, body) => {
+        const out = webhookOutput(await webhooks.create(tenant(ctx), body));
+        await audit.record(ctx, { action: 'webhook.created', target_type: 'webhook', target_id: out.id, before: null, after: out });
+        return { status: 201, body: out };
+      },
       doc: {
         summary: 'Register a webhook',
         tag: 'Webhooks',
@@ -116,7 +121,13 @@ export function webhookEndpoints(webhooks: WebhookDispatcher): Endpoint[] {
       path: '/v1/webhooks/{webhook_id}',
       auth: true,
       body: webhookPatch,
-      handler: async (ctx, body) => ({ status: 200, body: webhookOutput(await webhooks.update(tenant(ctx), webhookId(ctx), body)) }),
+      handler: async (ctx, body) => {
+        const id = webhookId(ctx);
+        const before = webhookOutput(webhooks.get(tenant(ctx), id));
+        const out = webhookOutput(await webhooks.update(tenant(ctx), id, body));
+        await audit.record(ctx, { action: 'webhook.updated', target_type: 'webhook', target_id: id, before, after: out });
+        return { status: 200, body: out };
+      },
       doc: {
         summary: 'Pause, resume or change a webhook',
         tag: 'Webhooks',
@@ -136,7 +147,9 @@ export function webhookEndpoints(webhooks: WebhookDispatcher): Endpoint[] {
       auth: true,
       handler: async (ctx) => {
         const id = webhookId(ctx);
+        const before = webhookOutput(webhooks.get(tenant(ctx), id));
         await webhooks.remove(tenant(ctx), id);
+        await audit.record(ctx, { action: 'webhook.deleted', target_type: 'webhook', target_id: id, before, after: null });
         return { status: 200, body: { deleted: id } };
       },
       doc: {
@@ -188,7 +201,11 @@ export function webhookEndpoints(webhooks: WebhookDispatcher): Endpoint[] {
       method: 'POST',
       path: '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver',
       auth: true,
-      handler: async (ctx) => ({ status: 202, body: deliveryOutput(await webhooks.redeliver(tenant(ctx), webhookId(ctx), deliveryId(ctx))) }),
+      handler: async (ctx) => {
+        const out = deliveryOutput(await webhooks.redeliver(tenant(ctx), webhookId(ctx), deliveryId(ctx)));
+        await audit.record(ctx, { action: 'webhook.redelivered', target_type: 'webhook', target_id: webhookId(ctx), before: null, after: { delivery_id: deliveryId(ctx) } });
+        return { status: 202, body: out };
+      },
       doc: {
         summary: 'Send a delivered or failed delivery again',
         tag: 'Webhooks',
