@@ -46,6 +46,8 @@ export interface Store {
   connected(): boolean;
   /** Whether writes are going through (a full disk makes them fail with 507). */
   status(): StoreStatus;
+  /** Resolves once a small write has been committed; rejects when the store cannot take writes, e.g. 507 when the disk is full (readiness). */
+  checkWritable(): Promise<void>;
   /** Waits for every pending write to be on disk, then closes. */
   close(): Promise<void>;
 }
