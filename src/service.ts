@@ -41,6 +41,8 @@ import { RuleService } from './rules/rule-service.js';
 import { buildOpenApi } from './schemas/openapi.js';
 import { SharedTables } from './shared/tables.js';
 import { LmdbStore } from './store/lmdb-store.js';
+import { DataDirLock } from './store/data-dir-lock.js';
+import { listenExclusive } from './http/listen.js';
 import { checkStoreFiles, markStoreCreated } from './store/store-files.js';
 import { registerStoreGauges } from './metrics/store-gauges.js';
 import { TenantRegistry } from './tenants/registry.js';
@@ -77,6 +79,8 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
   // The workers load the Foresight model lazily; loading it here first makes a deployment
   // without `models/` fail at start, not quietly at the first Tier 2 evaluation.
   loadModel();
+  // Before the store is checked or opened: a second process on this directory must not touch it.
+  const dirLock = DataDirLock.acquire(config.dataDir);
   const store = openStore(config.dataDir, config.storeStartFresh);
   const tables = new SharedTables();
   const configuredTenants = config.apiKeys ? config.apiKeys.tenants() : ['default'];
@@ -90,9 +94,12 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
   const configs = new TenantConfigService(store, tenants);
   configs.load();
   const shadow = new ShadowService({ store, tables, tenants });
+  const rateLimiter = new RateLimiter(config.rateLimitRps);
+  for (const t of tenants.all()) rateLimiter.configure(t.id, t.rateLimitRps);
   configs.onChange((t) => {
     engine.configChanged(t);
     shadow.settingsChanged(t);
+    rateLimiter.configure(t.id, t.rateLimitRps);
   });
   const overrides = new OverrideService(store, tenants);
   rules.overrides = overrides;
@@ -145,7 +152,7 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
     apiKeys: config.apiKeys,
     cors: new CorsPolicy(config.corsOrigins),
     maxBodyBytes: config.maxBodyBytes,
-    rateLimiter: config.apiKeys && config.rateLimitRps > 0 ? new RateLimiter(config.rateLimitRps, 2 * config.rateLimitRps) : null,
+    rateLimiter,
     requestTimeoutMs: config.requestTimeoutMs,
     observe: (m, p, s, secs) => metrics.observeRequest(m, p, s, secs),
     onInternalError: (err, method, path) => log.error('unhandled error', { method, path, err: String((err as Error)?.stack ?? err) }),
@@ -153,10 +160,11 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
   const server = uws.App();
   router.mount(server, endpoints);
 
-  const listenSocket = await new Promise<uws.us_listen_socket>((resolve, reject) => {
-    server.listen(config.host, config.port, (sock) => (sock ? resolve(sock) : reject(new Error(`cannot listen on ${config.host}:${config.port}`))));
-  });
+  const listenSocket = await listenExclusive(server, config.host, config.port);
   const port = uws.us_socket_local_port(listenSocket);
+  if (config.apiKeys === null) {
+    log.warn('development mode: SERVICE_API_KEYS is not set, so requests are not authenticated and all are served as tenant "default"; set keys before exposing the service');
+  }
   log.info('service started', { host: config.host, port, rules: loaded, tenants: configuredTenants.length, auth: config.apiKeys !== null });
 
   let stopping: Promise<void> | null = null;
@@ -169,6 +177,7 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
       await shadow.stop();
       await webhooks.stop();
       await store.close();
+      dirLock.release();
       log.info('service stopped');
     })());
   return { port, app, stop };

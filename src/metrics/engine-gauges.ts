@@ -4,7 +4,6 @@
  * rule ids are only unique within a tenant.
  */
 import {
-  MIN_SAMPLES_P95,
   PF_BANDIT_WEIGHT,
   PF_ERROR_RATE,
   PF_FAILURE_PROB,
@@ -30,13 +29,17 @@ import type { TenantRegistry } from '../tenants/registry.js';
 import { tierOf } from '../tenants/tenant.js';
 import { processorRowOffset } from '../engine/health-view.js';
 import type { Metrics } from './registry.js';
+import { shownFailureProbability } from '../engine/foresight/prior.js';
 
-type RowReader = (procF64: Float64Array, o: number) => number;
+/** `predictionEnabled`: the rule's tenant has Tier 2 on. NaN = no sample. */
+type RowReader = (procF64: Float64Array, o: number, predictionEnabled: boolean) => number;
 
 interface PerProcessorGauge {
   name: string;
   help: string;
   read: RowReader;
+  /** Exported for every processor of every rule, traffic or not (else only once it has had an outcome). */
+  everyRule?: boolean;
 }
 
 // Rows never evaluated (no traffic yet) have no prediction or allocation: absent.
@@ -51,13 +54,14 @@ const GAUGES: PerProcessorGauge[] = [
   },
   {
     name: 'service_processor_latency_p95',
-    help: 'p95 latency in ms (absent below 50 samples)',
-    read: (f, o) => (f[o + PF_SAMPLE_COUNT] >= MIN_SAMPLES_P95 ? f[o + PF_P95_LATENCY] : NaN),
+    help: 'p95 latency in ms over the last 60 s (0 with no sample in that time)',
+    read: (f, o) => (f[o + PF_SAMPLE_COUNT] > 0 && !Number.isNaN(f[o + PF_P95_LATENCY]) ? f[o + PF_P95_LATENCY] : 0),
   },
   {
     name: 'service_processor_failure_probability',
-    help: 'Tier 2 failure probability, 0 to 1 (absent when prediction is off)',
-    read: (f, o) => evaluated(f, o, f[o + PF_FAILURE_PROB]),
+    help: 'Tier 2 failure probability, 0 to 1, for every rule while prediction is on (the model prior before the first evaluation); absent when it is off',
+    read: (f, o, predictionEnabled) => shownFailureProbability(evaluated(f, o, f[o + PF_FAILURE_PROB]), predictionEnabled) ?? NaN,
+    everyRule: true,
   },
   {
     name: 'service_processor_error_ratio',
@@ -79,13 +83,16 @@ interface ProcessorView {
   /** 1 for a self-fallback rule (both sides are one processor), else 2. */
   n: number;
   seen: boolean;
+  /** The rule's tenant has Tier 2 on. */
+  predictionEnabled: boolean;
   /** `rule_id="…",processor_id="…"[,tenant_id="…"]` */
   labels: string;
 }
 
 function forEachProcessor(tables: SharedTables, tenants: TenantRegistry, fn: (p: ProcessorView) => void): void {
-  const p: ProcessorView = { procF64: new Float64Array(0), o: 0, ruleF64: new Float64Array(0), fb: 0, k: 0, n: 2, seen: false, labels: '' };
+  const p: ProcessorView = { procF64: new Float64Array(0), o: 0, ruleF64: new Float64Array(0), fb: 0, k: 0, n: 2, seen: false, predictionEnabled: false, labels: '' };
   for (const t of tenants.all()) {
+    p.predictionEnabled = t.settings.predictionEnabled;
     const tenantLabel = t.id === 'default' ? '' : `,tenant_id="${t.id}"`;
     for (const rule of t.rules.values()) {
       const r = rule.record;
@@ -117,15 +124,16 @@ function counterValue(p: ProcessorView, field: (k: number) => number): number {
  * rules). Only processors that have had an outcome (a window) or an evaluation are exported
  * as gauges, and counters only once non-zero: a rule that never saw traffic has nothing to
  * report, and 100,000 idle rules would otherwise be 400,000 constant series (32 MB per
- * scrape). Ids need no escaping: rule, processor and tenant ids are limited to [A-Za-z0-9_.:-].
+ * scrape). The exception is the failure probability while Tier 2 is on: the contract is a
+ * number from the moment a rule exists (its prior until then). Ids need no escaping: rule, processor and tenant ids are limited to [A-Za-z0-9_.:-].
  */
 export function renderEngineGauges(tables: SharedTables, tenants: TenantRegistry): string {
   const parts: string[] = [];
   for (const g of GAUGES) {
     parts.push(`# HELP ${g.name} ${g.help}\n# TYPE ${g.name} gauge\n`);
     forEachProcessor(tables, tenants, (p) => {
-      if (!p.seen) return;
-      const v = g.read(p.procF64, p.o);
+      if (g.everyRule ? !p.predictionEnabled : !p.seen) return;
+      const v = g.read(p.procF64, p.o, p.predictionEnabled);
       if (!Number.isNaN(v)) parts.push(`${g.name}{${p.labels}} ${v}\n`);
     });
   }

@@ -9,6 +9,7 @@ import type { SharedTables } from '../shared/tables.js';
 import type { RouteRequest } from '../schemas/routing.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
 import { deriveAmountTier } from './amount-tier.js';
+import { shownFailureProbability } from '../engine/foresight/prior.js';
 import { WILDCARD } from './attributes.js';
 
 export interface RouteDecision {
@@ -40,7 +41,8 @@ export function matchRule(tenant: Tenant, req: RouteRequest): LiveRule | undefin
   return tenant.trie.match(transactionValues(req));
 }
 
-export function decide(tables: SharedTables, rule: LiveRule, random: number): RouteDecision {
+/** `predictionEnabled`: the tenant's Tier 2 switch (failure_probability is null only when it is off). */
+export function decide(tables: SharedTables, rule: LiveRule, random: number, predictionEnabled: boolean): RouteDecision {
   const rec = rule.record;
   const seg = tables.ruleSegs[rule.slot >> RULE_SHIFT];
   const i = rule.slot & RULE_MASK;
@@ -61,7 +63,7 @@ export function decide(tables: SharedTables, rule: LiveRule, random: number): Ro
     weight: round4(pickPrimary ? share : 1 - share),
     fallback_processor_id: pickPrimary ? rec.secondary_id : rec.primary_id,
     decision_source: DECISION_SOURCE_NAMES[fields.source] ?? 'rules',
-    failure_probability: Number.isNaN(fp) ? null : round4(fp),
+    failure_probability: shownFailureProbability(fp, predictionEnabled),
     rule_id: rec.rule_id,
   };
 }

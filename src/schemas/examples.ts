@@ -71,7 +71,7 @@ export const processorHealth = (processor_id: string, name: string, failed: bool
   decline_rate: 0.02,
   avg_latency_ms: failed ? 2900 : 310,
   p95_latency_ms: failed ? 8000 : 640,
-  p99_latency_ms: null,
+  p99_latency_ms: failed ? 9400 : 880,
   sample_count: failed ? 120 : 85,
   failure_probability: null,
   bandit_weight: null,
@@ -89,9 +89,9 @@ export const failoverEvent = {
   rule_id: RULE_ID,
   from_processor: 'stripe_us',
   to_processor: 'adyen_us',
-  reason: '5 consecutive technical failures reached the failover run length 5',
-  trigger_value: 5,
-  threshold: 5,
+  reason: '5 consecutive technical failures (error rate 100% over the run) reached the failover run length 5; failover threshold 30.0%',
+  trigger_value: 1,
+  threshold: 0.3,
   timestamp: AT,
 };
 

@@ -74,8 +74,8 @@ export const PF_STATUS = 0; // ProcessorStatus code
 export const PF_SUCCESS_RATE = 1; // published health, NaN when no samples
 export const PF_ERROR_RATE = 2;
 export const PF_AVG_LATENCY = 3;
-export const PF_P95_LATENCY = 4; // NaN (null) below MIN_SAMPLES_P95
-export const PF_P99_LATENCY = 5; // NaN (null) below MIN_SAMPLES_P99
+export const PF_P95_LATENCY = 4; // NaN with no sample in the health horizon (shown as 0)
+export const PF_P99_LATENCY = 5; // NaN with no sample in the health horizon (shown as 0)
 export const PF_SAMPLE_COUNT = 6;
 export const PF_FAILURE_PROB = 7; // NaN when prediction is disabled
 export const PF_BANDIT_WEIGHT = 8; // NaN when the bandit is disabled
@@ -134,9 +134,6 @@ export const LAT_BUCKETS = 12; // 60 s of history
  */
 export const LAT_GAMMA = 1.04;
 export const LAT_BINS = 280;
-
-export const MIN_SAMPLES_P95 = 50;
-export const MIN_SAMPLES_P99 = 200;
 
 /** Byte sizes, so both sides build identical views. */
 export function ruleSegmentBytes(): number {

@@ -23,10 +23,10 @@ const ProcessorHealth = Type.Object(
     error_rate: Type.Number({ description: 'technical errors / all outcomes over the last 60 s; 0 before the first outcome' }),
     decline_rate: Type.Number({ description: 'issuer declines / all outcomes' }),
     avg_latency_ms: Type.Number(),
-    p95_latency_ms: Nullable(Type.Number({ description: 'null below 50 samples' })),
-    p99_latency_ms: Nullable(Type.Number({ description: 'null below 200 samples' })),
+    p95_latency_ms: Type.Number({ description: 'over the last 60 s; 0 before the first outcome; with few samples, the percentile of those there are (see sample_count)' }),
+    p99_latency_ms: Type.Number({ description: 'over the last 60 s; 0 before the first outcome; with few samples, the percentile of those there are (see sample_count)' }),
     sample_count: Type.Integer(),
-    failure_probability: Nullable(Type.Number({ description: 'Tier 2 prediction; null when prediction is disabled' })),
+    failure_probability: Nullable(Type.Number({ description: 'Tier 2 prediction, 0 to 1, from the moment the rule exists (the model\'s no-evidence prior before its first evaluation); null only when Tier 2 is off' })),
     bandit_weight: Nullable(Type.Number({ description: 'Tier 3 allocation; null when the bandit is disabled' })),
   },
   { $id: 'ProcessorHealth' },
@@ -83,7 +83,7 @@ export function healthEndpoints(app: AppContext, engine: EngineService): Endpoin
             yield head;
             let first = true;
             for (const r of rules) {
-              const entry = JSON.stringify(r.record.rule_id) + ':' + JSON.stringify(ruleHealth(app.tables, r));
+              const entry = JSON.stringify(r.record.rule_id) + ':' + JSON.stringify(ruleHealth(app.tables, r, t.settings.predictionEnabled));
               yield first ? entry : ',' + entry;
               first = false;
             }
@@ -117,9 +117,10 @@ export function healthEndpoints(app: AppContext, engine: EngineService): Endpoin
       auth: true,
       handler: (ctx) => {
         const id = checkPathId('rule_id', ctx.params.rule_id);
-        const rule = tenantOf(app, ctx).rules.get(id);
+        const t = tenantOf(app, ctx);
+        const rule = t.rules.get(id);
         if (!rule) throw errors.ruleNotFound(id);
-        return { status: 200, body: ruleHealth(app.tables, rule) };
+        return { status: 200, body: ruleHealth(app.tables, rule, t.settings.predictionEnabled) };
       },
       doc: {
         summary: 'Health of one rule',

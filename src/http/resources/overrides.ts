@@ -163,9 +163,9 @@ export function overrideEndpoints(app: AppContext, engine: EngineService, overri
         const rule = liveRule(ctx);
         if (rule.record.primary_id === rule.record.secondary_id) throw errors.engineState(`rule "${rule.record.rule_id}" has a single processor: nothing to fail over to`);
         if (statusOf(rule, 0) === ProcessorStatus.FailedOver) throw errors.engineState(`the primary of rule "${rule.record.rule_id}" is already failed over`);
-        const before = ruleHealth(app.tables, rule);
+        const before = ruleHealth(app.tables, rule, tenantOf(app, ctx).settings.predictionEnabled);
         await runCommand(ctx, rule, ManualCommand.Failover);
-        const after = ruleHealth(app.tables, rule);
+        const after = ruleHealth(app.tables, rule, tenantOf(app, ctx).settings.predictionEnabled);
         await app.audit.record(ctx, { action: 'rule.failover', target_type: 'rule', target_id: rule.record.rule_id, before, after });
         return { status: 200, body: after };
       },
@@ -193,9 +193,9 @@ export function overrideEndpoints(app: AppContext, engine: EngineService, overri
         if (statusOf(rule, 0) !== ProcessorStatus.FailedOver && statusOf(rule, 1) !== ProcessorStatus.FailedOver) {
           throw errors.engineState(`no processor of rule "${rule.record.rule_id}" is failed over`);
         }
-        const before = ruleHealth(app.tables, rule);
+        const before = ruleHealth(app.tables, rule, tenantOf(app, ctx).settings.predictionEnabled);
         await runCommand(ctx, rule, ManualCommand.Recover);
-        const after = ruleHealth(app.tables, rule);
+        const after = ruleHealth(app.tables, rule, tenantOf(app, ctx).settings.predictionEnabled);
         await app.audit.record(ctx, { action: 'rule.recover', target_type: 'rule', target_id: rule.record.rule_id, before, after });
         return { status: 200, body: after };
       },

@@ -24,7 +24,7 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
         const tenant = tenantOf(app, ctx);
         const rule = matchRule(tenant, body);
         if (!rule) throw errors.noMatch();
-        const decision = decide(app.tables, rule, Math.random());
+        const decision = decide(app.tables, rule, Math.random(), tenant.settings.predictionEnabled);
         tenant.counters.routed++;
         app.metrics.counts.routed++;
         if (shadow !== null && tenant.settings.shadowMode) shadow.routed(tenant, Date.now());

@@ -108,8 +108,8 @@ export function shadowEndpoints(app: AppContext, shadow: ShadowService): Endpoin
             estimated_saved_transactions: 0,
             estimated_revenue_impact: 0,
             rules: {},
-            earliest_observation: null,
-            latest_observation: null,
+            earliest_observation: '2026-05-04T12:00:00.000+00:00', // nothing observed yet: the period start
+            latest_observation: '2026-05-04T12:00:00.000+00:00',
             period_started_at: '2026-05-04T12:00:00.000+00:00',
           }),
           422: { description: 'bad average_order_value', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
