@@ -4,13 +4,15 @@ import { errors } from '../../errors.js';
 import { decide, matchRule } from '../../routing/decide.js';
 import { CLASSIFICATION_NAMES, recordReportedOutcome } from '../../routing/outcome.js';
 import { compile, ErrorSchema } from '../../schemas/common.js';
+import { plainOutcomeReport, plainRouteRequest } from '../../schemas/hot-bodies.js';
 import { OutcomeAccepted, OutcomeReport, RouteDecision, RouteRequest } from '../../schemas/routing.js';
 import type { ShadowObserver } from '../../shadow/shadow-service.js';
 import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';
+import { OUTCOME_ACCEPTED_JSON, routeDecisionJson } from '../json-writers.js';
 import { outcomeReport as outcomeExample, routeRequest as routeExample, RULE_ID } from '../../schemas/examples.js';
 
-const routeRequest = compile(RouteRequest);
-const outcomeReport = compile(OutcomeReport);
+const routeRequest = compile(RouteRequest, plainRouteRequest);
+const outcomeReport = compile(OutcomeReport, plainOutcomeReport);
 
 /** `shadow` observes routes and outcomes of tenants in shadow mode (counter increments only). */
 export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null = null): Endpoint[] {
@@ -28,7 +30,7 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
         tenant.counters.routed++;
         app.metrics.counts.routed++;
         if (shadow !== null && tenant.settings.shadowMode) shadow.routed(tenant, Date.now());
-        return { status: 200, body: decision };
+        return { status: 200, body: routeDecisionJson(decision) };
       },
       doc: {
         summary: 'Choose the processor for a payment',
@@ -66,7 +68,7 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
         // Before the engine hook: the status and recommendation are those the client faced.
         if (shadow !== null && tenant.settings.shadowMode) shadow.outcome(tenant, recorded, body.processor_id, now);
         app.engine.outcomeRecorded(tenant, recorded, now);
-        return { status: 202, body: { status: 'accepted', classification: CLASSIFICATION_NAMES[recorded.kind] } };
+        return { status: 202, body: OUTCOME_ACCEPTED_JSON[CLASSIFICATION_NAMES[recorded.kind]] };
       },
       doc: {
         summary: 'Report how a payment went',
