@@ -100,8 +100,8 @@ export const errors = {
     }),
   storageUnavailable: () =>
     new ServiceError('STORAGE_UNAVAILABLE', 'the store could not commit this write; nothing was changed. Retry later', undefined, { 'Retry-After': '5' }),
-  rateLimited: (retryAfterS: number, rps: number) =>
-    new ServiceError('RATE_LIMITED', `rate limit of ${rps} requests per second for this API key exceeded`, [{ field: 'X-API-Key', message: 'too many requests' }], {
+  rateLimited: (retryAfterS: number, rps: number, tenantId: string) =>
+    new ServiceError('RATE_LIMITED', `rate limit of ${rps} requests per second for tenant "${tenantId}" (all its API keys together) exceeded`, [{ field: 'X-API-Key', message: 'too many requests for this tenant' }], {
       'Retry-After': String(retryAfterS),
     }),
   requestTimeout: () => new ServiceError('REQUEST_TIMEOUT', 'the request body did not arrive in time', [{ field: 'body', message: 'incomplete' }]),

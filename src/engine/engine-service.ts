@@ -59,6 +59,8 @@ export class EngineService implements EngineFacade, RuleLifecycle {
   private readonly configs = new Map<string, TenantEngineConfig>();
   private publish: EventPublisher = () => {};
   private started = false;
+  /** When start() ran, epoch ms (readiness: the reference before the first cycle). */
+  startedAtMs = NaN;
   private stopped = false;
   private pendingWrites = new Set<Promise<unknown>>();
   /** Audit events whose append failed (store full): retried at every checkpoint, oldest dropped past the cap. */
@@ -80,6 +82,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
       getShards: () => this.shards(),
       onTransitions: (shardId, ts) => this.onTransitions(shardId, ts),
       onEvaluated: (shardId) => this.checkpoint(shardId),
+      onCycle: (ms) => o.metrics.engineCycleSeconds.observe(ms / 1000),
       onError: (shardId, err) => log.error('evaluation failed', { tenant: shardId, err: String((err as Error)?.stack ?? err) }),
     });
   }
@@ -100,6 +103,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
     }
     this.scheduler.start();
     this.started = true;
+    this.startedAtMs = Date.now();
   }
 
   async stop(): Promise<void> {
@@ -116,6 +120,18 @@ export class EngineService implements EngineFacade, RuleLifecycle {
 
   stats() {
     return this.scheduler.stats();
+  }
+
+  intervalMs(): number {
+    return this.o.intervalMs;
+  }
+
+  /** Resolves once the worker pool has answered an empty task (readiness). */
+  pingPool(timeoutMs: number): Promise<void> {
+    // An empty task evaluates no rule, so any tenant's configuration will do.
+    const first = this.o.tenants.all()[Symbol.iterator]().next();
+    if (first.done) return Promise.reject(new Error('no tenant configured'));
+    return this.scheduler.ping(this.configOf(first.value), timeoutMs);
   }
 
   /** The resolved engine configuration of a tenant (cached until its settings change). */

@@ -8,10 +8,11 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
 import { errorBody, errors, ServiceError } from '../errors.js';
 import type { ApiKeyTable, KeyGrant } from './api-keys.js';
-import { MAX_JSON_DEPTH, nestedDeeperThan, readBody } from './body.js';
+import { DISCARD_CAP_BYTES, MAX_JSON_DEPTH, nestedDeeperThan, readBody } from './body.js';
 import { CorsPolicy } from './cors.js';
 import type { Ctx, Endpoint, Method, Reply } from './endpoint.js';
-import { send, type ResponseState } from './reply.js';
+import { enterUwsCallback, leaveUwsCallback, send, type ResponseState } from './reply.js';
+import { sendStream } from './stream-reply.js';
 import type { RateLimiter } from './rate-limit.js';
 import { loneSurrogatePath, mayHoldLoneSurrogate } from './unicode.js';
 
@@ -19,8 +20,8 @@ export interface RouterOptions {
   apiKeys: ApiKeyTable | null;
   cors: CorsPolicy;
   maxBodyBytes: number;
-  /** Per-key limiter; null = no limit (development mode, or SERVICE_RATE_LIMIT_RPS=0). */
-  rateLimiter: RateLimiter | null;
+  /** Per-tenant request limits (opt-in; inactive while no tenant has one). */
+  rateLimiter: RateLimiter;
   /** A request whose body has not fully arrived, or whose handler has not answered, by then gets 408/503. */
   requestTimeoutMs: number;
   /** Called once per answered request, for metrics. */
@@ -74,7 +75,14 @@ export class Router {
       const pattern = template.replace(/\{([^}]+)\}/g, ':$1');
       const byMethod = new Map<string, Endpoint>(list.map((e) => [e.method, e]));
       const allowed = [...byMethod.keys(), 'OPTIONS'];
-      app.any(pattern, (res, req) => this.handle(res, req, template, paramNames, byMethod, allowed));
+      app.any(pattern, (res, req) => {
+        enterUwsCallback();
+        try {
+          this.handle(res, req, template, paramNames, byMethod, allowed);
+        } finally {
+          leaveUwsCallback();
+        }
+      });
     }
     app.any('/*', (res, req) => {
       const state = this.begin(res, req);
@@ -154,12 +162,12 @@ export class Router {
         return;
       }
       grant = g;
-      if (this.opts.rateLimiter) {
-        const rl = this.opts.rateLimiter.take(g);
-        if (!rl.ok) {
-          this.fail(res, state, method, template, errors.rateLimited(rl.retryAfterS, this.opts.rateLimiter.rps), t0);
-          return;
-        }
+    }
+    if (ep.auth && this.opts.rateLimiter.active) {
+      const rl = this.opts.rateLimiter.take(grant.tenantId);
+      if (!rl.ok) {
+        this.fail(res, state, method, template, errors.rateLimited(rl.retryAfterS, rl.rps, grant.tenantId), t0);
+        return;
       }
     }
     const ctx = new RequestCtx(method as Method, template, params, query, grant);
@@ -167,19 +175,25 @@ export class Router {
       this.run(res, state, ep, ctx, undefined, t0);
       return;
     }
+    // An oversized body is read and discarded up to DISCARD_CAP_BYTES, then answered 413 and
+    // the connection closed (see body.ts); one declared larger than that is refused at once.
     const declared = Number(req.getHeader('content-length') || '0');
-    if (declared > this.opts.maxBodyBytes) {
+    if (declared > DISCARD_CAP_BYTES) {
       this.fail(res, state, method, template, errors.tooLarge(this.opts.maxBodyBytes), t0, true);
       return;
     }
-    // Slow clients: a body still incomplete at the deadline is answered 408 and the connection
-    // closed. The timer starts only once a body spans several chunks (single-chunk bodies, the
-    // route path's case, need none); a client that sends nothing is closed by uWS's idle timeout.
+    // Slow clients: a body still incomplete at the deadline is answered 408 (413 if it is
+    // already over the limit) and the connection closed. The timer starts only once a body
+    // spans several chunks (single-chunk bodies, the route path's case, need none); a client
+    // that sends nothing is closed by uWS's idle timeout.
     let deadline: ReturnType<typeof setTimeout> | undefined;
     const onPartial = () => {
-      deadline = setTimeout(() => this.fail(res, state, method, template, errors.requestTimeout(), t0, true), this.opts.requestTimeoutMs);
+      deadline = setTimeout(
+        () => this.fail(res, state, method, template, reader.oversized ? errors.tooLarge(this.opts.maxBodyBytes) : errors.requestTimeout(), t0, true),
+        this.opts.requestTimeoutMs,
+      );
     };
-    readBody(res, this.opts.maxBodyBytes, onPartial, (r) => {
+    const reader = readBody(res, this.opts.maxBodyBytes, onPartial, (r) => {
       if (deadline) clearTimeout(deadline);
       if (state.done || state.aborted) return;
       if (!r.ok) {
@@ -253,6 +267,11 @@ export class Router {
 
   private reply(res: HttpResponse, state: ResponseState, ctx: Ctx, r: Reply, t0: number): void {
     if (state.done || state.aborted) return;
+    if (r.stream !== undefined) {
+      // Large bodies: written as the client reads them; the request ends with the stream.
+      sendStream(res, state, r.status, r.contentType ?? 'application/json', r.headers, r.stream, () => this.done(state, ctx.method, ctx.template, r.status, t0));
+      return;
+    }
     let body: string | Buffer;
     if (r.body === undefined) body = '';
     else if (typeof r.body === 'string' || Buffer.isBuffer(r.body)) body = r.body;

@@ -68,6 +68,20 @@ export function ruleEcho(r: RuleRecord) {
   };
 }
 
+function isRuleRecord(v: unknown): v is RuleRecord {
+  const r = v as RuleRecord;
+  return (
+    typeof r === 'object' &&
+    r !== null &&
+    typeof r.rule_id === 'string' &&
+    Array.isArray(r.attributes) &&
+    r.attributes.every((a) => typeof a === 'string') &&
+    typeof r.primary_id === 'string' &&
+    typeof r.secondary_id === 'string' &&
+    typeof r.primary_weight === 'number'
+  );
+}
+
 export class RuleService {
   readonly records: Collection<RuleRecord>;
   private readonly ruleLocks = new Map<string, Promise<void>>();
@@ -87,7 +101,12 @@ export class RuleService {
   /** Start-up: every stored rule goes live. */
   load(): number {
     let n = 0;
-    for (const { tenantId, value } of this.records.listAll()) {
+    for (const { tenantId, id, value } of this.records.listAll()) {
+      if (!isRuleRecord(value)) {
+        // Decoded, but not a rule this version can route with: skipped, left in the store.
+        log.error('stored rule skipped: not a valid rule record', { tenant: tenantId, rule_id: id });
+        continue;
+      }
       const tenant = this.tenants.get(tenantId);
       if (tenant.trie.get(value.attributes)) {
         // Stored before equal attributes were refused: the first (by id) keeps routing.
@@ -184,6 +203,27 @@ export class RuleService {
       }
     }
     for (const r of records) this.goLive(tenant, r);
+  }
+
+  /**
+   * One page of the tenant's live rules in id order, after `after`: the order comes from the
+   * store's keys (no sort of every rule per request), the records from the live view (a rule
+   * stored but not live — same attributes as another — is not listed, as before).
+   */
+  page(tenant: Tenant, limit: number, after?: string): LiveRule[] {
+    const out: LiveRule[] = [];
+    let cursor = after;
+    while (out.length < limit) {
+      const want = limit - out.length;
+      const ids = this.records.ids(tenant.id, want, cursor);
+      for (const id of ids) {
+        const live = tenant.rules.get(id);
+        if (live) out.push(live);
+      }
+      if (ids.length < want) break; // no more keys
+      cursor = ids[ids.length - 1];
+    }
+    return out;
   }
 
   list(tenant: Tenant): RuleRecord[] {

@@ -17,7 +17,7 @@ export const RuleInput = Type.Object(
     secondary_name: Type.Optional(Name('secondary processor display name; defaults to secondary_id')),
     primary_weight: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.9, description: 'traffic weight of the primary; default 0.9' })),
   },
-  { $id: 'RuleInput' },
+  { $id: 'RuleInput', additionalProperties: false },
 );
 export type RuleInput = Static<typeof RuleInput>;
 

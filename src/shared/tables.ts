@@ -20,6 +20,9 @@ import {
   RI_WINDOW_PRIMARY,
   RI_WINDOW_SECONDARY,
   RULE_F64_STRIDE,
+  RF_ROUTED,
+  RF_OUTCOMES,
+  OUTCOME_RESULTS,
   RULE_I32_STRIDE,
   RULE_MASK,
   RULE_SHIFT,
@@ -91,6 +94,7 @@ export class SharedTables {
     ruleF64[fb + RF_FAILPROB_PRIMARY] = NaN;
     ruleF64[fb + RF_FAILPROB_SECONDARY] = NaN;
     ruleF64[fb + RF_SAME_PROCESSOR] = sameProcessor ? 1 : 0;
+    ruleF64.fill(0, fb + RF_ROUTED, fb + RF_OUTCOMES + PROCS_PER_RULE * OUTCOME_RESULTS);
     // Processor rows start all-zero, which reads as: healthy, never evaluated, no samples.
     // A fresh segment is already zero, and its untouched pages are never made resident, so
     // rules that see no traffic cost no memory for their engine state. Reused slots are wiped.

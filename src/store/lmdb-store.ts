@@ -7,6 +7,7 @@
 import { mkdirSync, statfsSync } from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { Collection, Log, Store, WriteBatch } from './store.js';
+import { Quarantine } from './lmdb-quarantine.js';
 import { reserveBytes, StoreHealth, type StoreStatus } from './store-health.js';
 
 const MAX_KEY = '\uffff';
@@ -20,17 +21,29 @@ class LmdbCollection<V> implements Collection<V> {
   constructor(
     readonly db: AnyDb,
     private readonly guard: Guard,
+    private readonly name: string,
+    private readonly quarantine: Quarantine,
   ) {}
   get(tenantId: string, id: string): V | undefined {
     return this.db.get([tenantId, id]) as V | undefined;
   }
   *list(tenantId: string): Iterable<{ id: string; value: V }> {
-    for (const { key, value } of this.db.getRange({ start: [tenantId], end: [tenantId, MAX_KEY] })) {
+    for (const { key, value } of this.quarantine.range(this.name, this.db, { start: [tenantId], end: [tenantId, MAX_KEY] })) {
       yield { id: key[1] as string, value: value as V };
     }
   }
+  ids(tenantId: string, limit: number, after?: string): string[] {
+    const out: string[] = [];
+    for (const key of this.db.getKeys({ start: [tenantId, after ?? ''], end: [tenantId, MAX_KEY] })) {
+      const id = key[1] as string;
+      if (id === after) continue;
+      out.push(id);
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
   *listAll(): Iterable<{ tenantId: string; id: string; value: V }> {
-    for (const { key, value } of this.db.getRange({})) {
+    for (const { key, value } of this.quarantine.range(this.name, this.db, {})) {
       yield { tenantId: key[0] as string, id: key[1] as string, value: value as V };
     }
   }
@@ -146,6 +159,7 @@ export class LmdbStore implements Store {
   private readonly dbs = new Map<string, AnyDb>();
   private closed = false;
   private readonly path: string;
+  private readonly quarantine: Quarantine;
   private readonly health: StoreHealth;
   /** Free space below which writes are refused without reaching LMDB (see reserveBytes). */
   private readonly reserve: number;
@@ -160,6 +174,9 @@ export class LmdbStore implements Store {
     this.reserve = reserveBytes(volumeBytesAt(path));
     this.path = path;
     this.root = open({ path, noSubdir: false, compression: false, overlappingSync: false, maxDbs: 64 });
+    this.quarantine = new Quarantine(this.root, (write) => {
+      this.guard(write).catch(() => undefined); // logged by the health tracker; the record is skipped either way
+    });
   }
 
   /**
@@ -181,7 +198,7 @@ export class LmdbStore implements Store {
   }
 
   status(): StoreStatus {
-    return this.health.status();
+    return { ...this.health.status(), quarantined: this.quarantine.count };
   }
 
   private db(name: string): AnyDb {
@@ -194,7 +211,7 @@ export class LmdbStore implements Store {
   }
 
   collection<V>(name: string): Collection<V> {
-    return new LmdbCollection<V>(this.db(name), this.guard);
+    return new LmdbCollection<V>(this.db(name), this.guard, name, this.quarantine);
   }
 
   log<V>(name: string): Log<V> {
@@ -222,6 +239,13 @@ export class LmdbStore implements Store {
     } catch {
       return false;
     }
+  }
+
+  async checkWritable(): Promise<void> {
+    if (this.closed) throw new Error('the store is closed');
+    // One key, overwritten, through the same guard as every write (refused below the space
+    // reserve, and a commit clears a past failure): it proves the store takes writes now.
+    await this.guard(() => this.db('readiness_probe').put(['readiness', 'probe'], Date.now()));
   }
 
   async close(): Promise<void> {

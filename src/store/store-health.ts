@@ -79,7 +79,6 @@ export class StoreHealth {
   private full = false;
   private failingSinceMs: number | null = null;
   private readonly failedWrites = { full: 0, error: 0 };
-  quarantined = 0;
 
   constructor(
     private readonly connected: () => boolean,
@@ -94,7 +93,7 @@ export class StoreHealth {
       full: this.full,
       failedWrites: { ...this.failedWrites },
       failingSinceMs: this.failingSinceMs,
-      quarantined: this.quarantined,
+      quarantined: 0, // filled in by the store
     };
   }
 

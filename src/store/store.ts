@@ -14,6 +14,8 @@ export interface Collection<V> {
   get(tenantId: string, id: string): V | undefined;
   /** All entries of one tenant, in key order. */
   list(tenantId: string): Iterable<{ id: string; value: V }>;
+  /** Up to `limit` ids of one tenant in key order, strictly after `after` when given (pages; values are not read). */
+  ids(tenantId: string, limit: number, after?: string): string[];
   /** All entries of all tenants (start-up loading). */
   listAll(): Iterable<{ tenantId: string; id: string; value: V }>;
   put(tenantId: string, id: string, value: V): Promise<void>;
@@ -46,6 +48,8 @@ export interface Store {
   connected(): boolean;
   /** Whether writes are going through (a full disk makes them fail with 507). */
   status(): StoreStatus;
+  /** Resolves once a small write has been committed; rejects when the store cannot take writes, e.g. 507 when the disk is full (readiness). */
+  checkWritable(): Promise<void>;
   /** Waits for every pending write to be on disk, then closes. */
   close(): Promise<void>;
 }

@@ -62,6 +62,8 @@ export class Tenant {
   /** Tier 2 / Tier 3 overrides (action threshold, half-life...), validated when set. */
   foresightOverrides: Partial<Record<'actionThreshold' | 'shiftGain' | 'minPrimaryShare' | 'confirmSteps', number>> = {};
   banditOverrides: Record<string, number> = {};
+  /** The tenant's own request rate limit (POST /v1/config/tiers); null = SERVICE_RATE_LIMIT_RPS. */
+  rateLimitRps: number | null = null;
   /** Rule ids being created right now (reserved before the store write resolves). */
   readonly pending = new Set<string>();
   /** Attribute keys of rules being created right now → their rule id. */

@@ -118,6 +118,11 @@ export class WebhookDispatcher {
     };
   }
 
+  /** Deliveries not yet delivered or failed (queued, in flight or waiting for a retry): the backlog. */
+  pendingCount(): number {
+    return this.inflight.size;
+  }
+
   // ───────────────────────────── lifecycle ─────────────────────────────
 
   /** Loads the webhooks, starts the delivery thread and resumes pending deliveries. */

@@ -92,7 +92,7 @@ describe.skipIf(!mountPoint)('full disk', () => {
     expect(route.status).toBe(200);
     expect(route.json.rule_id).toBe('fill-3');
     for (let k = 0; k < 20; k++) {
-      const o = await s.request('POST', '/v1/outcome', { transaction_id: `t${k}`, processor_id: 'stripe', rule_id: 'fill-3', success: true, latency_ms: 12 });
+      const o = await s.request('POST', '/v1/outcome', { processor_id: 'stripe', rule_id: 'fill-3', success: true, latency_ms: 12 });
       expect(o.status).toBe(202);
     }
     expect((await s.request('GET', '/v1/health')).status).toBe(200);

@@ -3,7 +3,8 @@ import { Type } from '@sinclair/typebox';
 import { tenantOf, type AppContext } from '../../app-context.js';
 import { errors } from '../../errors.js';
 import { ErrorSchema, Nullable } from '../../schemas/common.js';
-import { endpoint, type Endpoint } from '../endpoint.js';
+import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';
+import { RULE_ID } from '../../schemas/examples.js';
 import { checkPathId } from './rules.js';
 
 const Status = Type.Union([Type.Literal('healthy'), Type.Literal('degraded'), Type.Literal('failed_over')]);
@@ -55,9 +56,39 @@ export function decisionEndpoints(app: AppContext): Endpoint[] {
       doc: {
         summary: 'The routing decision and outcome of one payment',
         tag: 'Routing',
+        operationId: 'getDecision',
         description:
           'For routes and outcomes sent with `transaction_id`. Kept 24 h (on disk); 404 for an unknown id, another tenant\'s, or one older than that.',
-        responses: { 200: { description: 'decision and outcome', schema: DecisionView }, 404: { description: 'no such transaction', schema: ErrorSchema }, 422: { description: 'malformed id', schema: ErrorSchema } },
+        pathExamples: { transaction_id: 'pay_8f3a2c' },
+        responses: {
+          200: jsonBody('decision and outcome', DecisionView, {
+            transaction_id: 'pay_8f3a2c',
+            decision: {
+              rule_id: RULE_ID,
+              processor_id: 'stripe_us',
+              fallback_processor_id: 'adyen_us',
+              weight: 0.9,
+              decision_source: 'rules',
+              failure_probability: 0.0123,
+              processors: [
+                { processor_id: 'stripe_us', status: 'healthy' },
+                { processor_id: 'adyen_us', status: 'healthy' },
+              ],
+              decided_at: '2026-05-04T12:00:00.000Z',
+            },
+            outcome: {
+              rule_id: RULE_ID,
+              processor_id: 'stripe_us',
+              success: true,
+              latency_ms: 182,
+              error_code: null,
+              classification: 'success',
+              reported_at: '2026-05-04T12:00:01.200Z',
+            },
+          }),
+          404: { description: 'no such transaction', schema: ErrorSchema, error: 'DECISION_NOT_FOUND' },
+          422: { description: 'malformed id', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
+        },
       },
     }),
   ];

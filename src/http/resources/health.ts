@@ -7,8 +7,11 @@ import { ruleHealth } from '../../engine/health-view.js';
 import { isLogCursor } from '../../store/lmdb-store.js';
 import { ErrorSchema, Nullable } from '../../schemas/common.js';
 import { tierOf } from '../../tenants/tenant.js';
-import { endpoint, type Endpoint } from '../endpoint.js';
-import { checkPathId } from './rules.js';
+import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';
+import { failoverEvent, RULE_ID, ruleHealth as ruleHealthExample } from '../../schemas/examples.js';
+import { checkPathId, isRuleId, PAGE_QUERY } from './rules.js';
+import { idPageRequest, nextLink } from '../pagination.js';
+import { chunked } from '../stream-reply.js';
 import { Override } from '../../schemas/overrides.js';
 
 const ProcessorHealth = Type.Object(
@@ -20,10 +23,10 @@ const ProcessorHealth = Type.Object(
     error_rate: Type.Number({ description: 'technical errors / all outcomes over the last 60 s; 0 before the first outcome' }),
     decline_rate: Type.Number({ description: 'issuer declines / all outcomes' }),
     avg_latency_ms: Type.Number(),
-    p95_latency_ms: Nullable(Type.Number({ description: 'null below 50 samples' })),
-    p99_latency_ms: Nullable(Type.Number({ description: 'null below 200 samples' })),
+    p95_latency_ms: Type.Number({ description: 'over the last 60 s; 0 before the first outcome; with few samples, the percentile of those there are (see sample_count)' }),
+    p99_latency_ms: Type.Number({ description: 'over the last 60 s; 0 before the first outcome; with few samples, the percentile of those there are (see sample_count)' }),
     sample_count: Type.Integer(),
-    failure_probability: Nullable(Type.Number({ description: 'Tier 2 prediction; null when prediction is disabled' })),
+    failure_probability: Nullable(Type.Number({ description: 'Tier 2 prediction, 0 to 1, from the moment the rule exists (the model\'s no-evidence prior before its first evaluation); null only when Tier 2 is off' })),
     bandit_weight: Nullable(Type.Number({ description: 'Tier 3 allocation; null when the bandit is disabled' })),
   },
   { $id: 'ProcessorHealth' },
@@ -61,6 +64,7 @@ const FailoverEvent = Type.Object(
 
 export const MAX_EVENTS_PAGE = 1000;
 
+
 export function healthEndpoints(app: AppContext, engine: EngineService): Endpoint[] {
   return [
     endpoint({
@@ -69,20 +73,41 @@ export function healthEndpoints(app: AppContext, engine: EngineService): Endpoin
       auth: true,
       handler: (ctx) => {
         const t = tenantOf(app, ctx);
-        // No prototype: a rule may be called `__proto__` (a valid id), which would otherwise
-        // set the object's prototype instead of adding the rule.
-        const rules: Record<string, unknown> = Object.create(null);
-        for (const r of t.rules.values()) rules[r.record.rule_id] = ruleHealth(app.tables, r);
-        return { status: 200, body: { status: 'ok', engine_running: engine.running(), tier: tierOf(t.settings), rules } };
+        const page = idPageRequest(ctx, isRuleId);
+        const rules = app.rules.page(t, page.limit, page.after);
+        // Health is read from shared memory as each chunk is produced, so a slow reader sees
+        // values as fresh as the bytes it is sent; `rules` stays an object keyed by rule id.
+        const head = `{"status":"ok","engine_running":${engine.running()},"tier":${tierOf(t.settings)},"rules":{`;
+        const stream = chunked(
+          (function* () {
+            yield head;
+            let first = true;
+            for (const r of rules) {
+              const entry = JSON.stringify(r.record.rule_id) + ':' + JSON.stringify(ruleHealth(app.tables, r, t.settings.predictionEnabled));
+              yield first ? entry : ',' + entry;
+              first = false;
+            }
+            yield '}}';
+          })(),
+        );
+        return { status: 200, stream, headers: nextLink('/v1/health', page, rules.length, rules[rules.length - 1]?.record.rule_id) };
       },
       doc: {
-        summary: 'Health of every rule of the caller\'s tenant',
+        summary: 'Health of the rules of the caller\'s tenant',
         tag: 'Monitoring',
+        operationId: 'getHealth',
+        description:
+          '`rules` holds one page of the tenant\'s rules in `rule_id` order: `limit` (1-10000, default 1000) and `after` (the last `rule_id` of the previous page); a full page carries `Link: </v1/health?limit=…&after=…>; rel="next"`.',
+        query: PAGE_QUERY,
         responses: {
-          200: {
-            description: 'health',
-            schema: Type.Object({ status: Type.String(), engine_running: Type.Boolean(), tier: Type.Integer(), rules: Type.Record(Type.String(), RuleHealth) }),
-          },
+          200: jsonBody(
+            'health',
+            Type.Object(
+              { status: Type.String(), engine_running: Type.Boolean(), tier: Type.Integer(), rules: Type.Record(Type.String(), RuleHealth) },
+              { $id: 'HealthOverview' },
+            ),
+            { status: 'ok', engine_running: true, tier: 1, rules: { [RULE_ID]: ruleHealthExample } },
+          ),
         },
       },
     }),
@@ -92,14 +117,21 @@ export function healthEndpoints(app: AppContext, engine: EngineService): Endpoin
       auth: true,
       handler: (ctx) => {
         const id = checkPathId('rule_id', ctx.params.rule_id);
-        const rule = tenantOf(app, ctx).rules.get(id);
+        const t = tenantOf(app, ctx);
+        const rule = t.rules.get(id);
         if (!rule) throw errors.ruleNotFound(id);
-        return { status: 200, body: ruleHealth(app.tables, rule) };
+        return { status: 200, body: ruleHealth(app.tables, rule, t.settings.predictionEnabled) };
       },
       doc: {
         summary: 'Health of one rule',
         tag: 'Monitoring',
-        responses: { 200: { description: 'rule health', schema: RuleHealth }, 404: { description: 'no such rule', schema: ErrorSchema } },
+        operationId: 'getRuleHealth',
+        pathExamples: { rule_id: RULE_ID },
+        responses: {
+          200: jsonBody('rule health', RuleHealth, ruleHealthExample),
+          404: { description: 'no such rule', schema: ErrorSchema, error: 'RULE_NOT_FOUND' },
+          422: { description: 'malformed rule id', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
+        },
       },
     }),
     endpoint({
@@ -118,17 +150,23 @@ export function healthEndpoints(app: AppContext, engine: EngineService): Endpoin
         const before = ctx.query.get('before') ?? undefined;
         if (before !== undefined && !isLogCursor(before)) throw errors.field('before', 'must be an event_id from an earlier page');
         const page = engine.events.newest(tenantOf(app, ctx).id, limit, before);
-        return { status: 200, body: page.map(({ key, value }) => ({ event_id: key, ...value })) };
+        const last = page[page.length - 1]?.key;
+        const link = page.length === limit && last ? { Link: `</v1/failover-events?limit=${limit}&before=${encodeURIComponent(last)}>; rel="next"` } : undefined;
+        return { status: 200, body: page.map(({ key, value }) => ({ event_id: key, ...value })), headers: link };
       },
       doc: {
         summary: 'The failover audit trail, newest first',
         tag: 'Monitoring',
-        description: 'Paginated: `limit` (1-1000, default 100) and `before` (an `event_id` from the previous page). Kept across restarts.',
+        operationId: 'listFailoverEvents',
+        description: 'Paginated: `limit` (1-1000, default 100) and `before` (an `event_id` from the previous page); a full page carries `Link: <…>; rel="next"`. Kept across restarts.',
         query: [
           { name: 'limit', description: 'page size, 1-1000, default 100', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
           { name: 'before', description: 'return events older than this event_id', schema: { type: 'string' } },
         ],
-        responses: { 200: { description: 'failover events', schema: Type.Array(FailoverEvent) }, 422: { description: 'bad query parameter', schema: ErrorSchema } },
+        responses: {
+          200: jsonBody('failover events', Type.Array(FailoverEvent), [failoverEvent]),
+          422: { description: 'bad query parameter', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
+        },
       },
     }),
   ];

@@ -12,7 +12,8 @@ import { compile, ErrorSchema } from '../../schemas/common.js';
 import { DrainInput, Override, ProcessorDrain, RuleOverrideInput } from '../../schemas/overrides.js';
 import { ManualCommand, PF_STATUS, ProcessorStatus } from '../../shared/layout.js';
 import type { LiveRule } from '../../tenants/tenant.js';
-import { endpoint, type Ctx, type Endpoint } from '../endpoint.js';
+import { endpoint, jsonBody, type Ctx, type Endpoint } from '../endpoint.js';
+import { RULE_ID, ruleHealth as ruleHealthExample } from '../../schemas/examples.js';
 import { checkPathId } from './rules.js';
 import { RuleHealth } from './health.js';
 
@@ -34,7 +35,21 @@ export function overrideEndpoints(app: AppContext, engine: EngineService, overri
       throw errors.unavailable('the engine did not apply the command in time; it may still apply it at its next evaluation');
     }
   };
-  const notFound = { description: 'no such rule (or another tenant\'s)', schema: ErrorSchema };
+  const notFound = { description: 'no such rule (or another tenant\'s)', schema: ErrorSchema, error: 'RULE_NOT_FOUND' as const };
+  const invalid = { description: 'invalid fields', schema: ErrorSchema, error: 'VALIDATION_FAILED' as const };
+  const notApplied = { description: 'the engine did not apply it in time', schema: ErrorSchema, error: 'SERVICE_UNAVAILABLE' as const };
+  const pin = {
+    scope: 'rule' as const,
+    rule_id: RULE_ID,
+    mode: 'pin' as const,
+    processor_id: 'adyen_us',
+    reason: 'stripe_us incident INC-2041',
+    created_at: '2026-05-04T12:00:00.000Z',
+    expires_at: '2026-05-04T13:00:00.000Z',
+  };
+  const drain = { scope: 'processor' as const, mode: 'drain' as const, processor_id: 'stripe_us', reason: 'planned maintenance', created_at: pin.created_at, expires_at: pin.expires_at };
+  const ruleExample = { rule_id: RULE_ID };
+  const processorExample = { processor_id: 'stripe_us' };
 
   return [
     endpoint({
@@ -42,7 +57,12 @@ export function overrideEndpoints(app: AppContext, engine: EngineService, overri
       path: '/v1/overrides',
       auth: true,
       handler: (ctx) => ({ status: 200, body: overrides.list(tenantOf(app, ctx)) }),
-      doc: { summary: 'Overrides in force (rule pins and drains, processor drains)', tag: 'Operator controls', responses: { 200: { description: 'overrides', schema: Type.Array(Override) } } },
+      doc: {
+        summary: 'Overrides in force (rule pins and drains, processor drains)',
+        tag: 'Operator controls',
+        operationId: 'listOverrides',
+        responses: { 200: jsonBody('overrides', Type.Array(Override), [pin, drain]) },
+      },
     }),
     endpoint({
       method: 'POST',
@@ -58,9 +78,12 @@ export function overrideEndpoints(app: AppContext, engine: EngineService, overri
       doc: {
         summary: 'Pin a rule to one of its processors, or drain one from it, until the override expires',
         tag: 'Operator controls',
+        operationId: 'setRuleOverride',
+        pathExamples: ruleExample,
+        requestExample: { mode: 'pin', processor_id: 'adyen_us', expires_in_s: 3600, reason: 'stripe_us incident INC-2041' },
         description:
           'Wins over every tier while it lasts; routing reports `decision_source: "rules"`; health shows it in `decision.override`. Replaces an existing override of the rule. Survives restarts.',
-        responses: { 201: { description: 'the override in force', schema: Override }, 404: notFound, 422: { description: 'invalid fields', schema: ErrorSchema } },
+        responses: { 201: jsonBody('the override in force', Override, pin), 404: notFound, 422: invalid },
       },
     }),
     endpoint({
@@ -76,7 +99,13 @@ export function overrideEndpoints(app: AppContext, engine: EngineService, overri
       doc: {
         summary: 'End a rule override now',
         tag: 'Operator controls',
-        responses: { 200: { description: 'the override that ended', schema: Type.Object({ deleted: Override }) }, 404: { description: 'no such rule or no override', schema: ErrorSchema } },
+        operationId: 'clearRuleOverride',
+        pathExamples: ruleExample,
+        responses: {
+          200: jsonBody('the override that ended', Type.Object({ deleted: Override }, { $id: 'DeletedOverride' }), { deleted: pin }),
+          404: { description: 'no such rule or no override', schema: ErrorSchema, error: 'OVERRIDE_NOT_FOUND' },
+          422: { description: 'malformed rule id', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
+        },
       },
     }),
     endpoint({
@@ -93,11 +122,14 @@ export function overrideEndpoints(app: AppContext, engine: EngineService, overri
       doc: {
         summary: 'Drain a processor from every rule of the tenant that has it',
         tag: 'Operator controls',
+        operationId: 'drainProcessor',
+        pathExamples: processorExample,
+        requestExample: { expires_in_s: 1800, reason: 'planned maintenance' },
         description: 'A rule\'s own override wins over a processor drain. A rule with one processor, or whose two processors are both drained, keeps routing as the engine decides.',
         responses: {
-          201: { description: 'the drain and the rules it affects', schema: ProcessorDrain },
-          404: { description: 'no rule of the tenant has the processor', schema: ErrorSchema },
-          422: { description: 'invalid fields', schema: ErrorSchema },
+          201: jsonBody('the drain and the rules it affects', ProcessorDrain, { override: drain, rules: [RULE_ID] }),
+          404: { description: 'no rule of the tenant has the processor', schema: ErrorSchema, error: 'PROCESSOR_NOT_FOUND' },
+          422: invalid,
         },
       },
     }),
@@ -114,7 +146,13 @@ export function overrideEndpoints(app: AppContext, engine: EngineService, overri
       doc: {
         summary: 'End a processor drain now',
         tag: 'Operator controls',
-        responses: { 200: { description: 'the drain that ended', schema: Type.Object({ deleted: Override }) }, 404: { description: 'the processor is not drained', schema: ErrorSchema } },
+        operationId: 'undrainProcessor',
+        pathExamples: processorExample,
+        responses: {
+          200: jsonBody('the drain that ended', Type.Object({ deleted: Override }, { $id: 'DeletedOverride' }), { deleted: drain }),
+          404: { description: 'the processor is not drained', schema: ErrorSchema, error: 'OVERRIDE_NOT_FOUND' },
+          422: { description: 'malformed processor id', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
+        },
       },
     }),
     endpoint({
@@ -125,22 +163,24 @@ export function overrideEndpoints(app: AppContext, engine: EngineService, overri
         const rule = liveRule(ctx);
         if (rule.record.primary_id === rule.record.secondary_id) throw errors.engineState(`rule "${rule.record.rule_id}" has a single processor: nothing to fail over to`);
         if (statusOf(rule, 0) === ProcessorStatus.FailedOver) throw errors.engineState(`the primary of rule "${rule.record.rule_id}" is already failed over`);
-        const before = ruleHealth(app.tables, rule);
+        const before = ruleHealth(app.tables, rule, tenantOf(app, ctx).settings.predictionEnabled);
         await runCommand(ctx, rule, ManualCommand.Failover);
-        const after = ruleHealth(app.tables, rule);
+        const after = ruleHealth(app.tables, rule, tenantOf(app, ctx).settings.predictionEnabled);
         await app.audit.record(ctx, { action: 'rule.failover', target_type: 'rule', target_id: rule.record.rule_id, before, after });
         return { status: 200, body: after };
       },
       doc: {
         summary: 'Fail the rule over to its secondary now',
         tag: 'Operator controls',
+        operationId: 'failoverRule',
+        pathExamples: ruleExample,
         description:
           'As Tier 1 would: the primary becomes failed_over, a failover event is recorded (reason "manual"), `failover.triggered` is sent, the failover counter grows, and recovery probes start after the usual back-off. Answers once the engine has applied it.',
         responses: {
-          200: { description: 'the rule\'s health afterwards', schema: RuleHealth },
+          200: jsonBody('the rule\'s health afterwards', RuleHealth, ruleHealthExample),
           404: notFound,
-          409: { description: 'already failed over, or a single-processor rule', schema: ErrorSchema },
-          503: { description: 'the engine did not apply it in time', schema: ErrorSchema },
+          409: { description: 'already failed over, or a single-processor rule', schema: ErrorSchema, error: 'ENGINE_STATE_CONFLICT' },
+          503: notApplied,
         },
       },
     }),
@@ -153,22 +193,28 @@ export function overrideEndpoints(app: AppContext, engine: EngineService, overri
         if (statusOf(rule, 0) !== ProcessorStatus.FailedOver && statusOf(rule, 1) !== ProcessorStatus.FailedOver) {
           throw errors.engineState(`no processor of rule "${rule.record.rule_id}" is failed over`);
         }
-        const before = ruleHealth(app.tables, rule);
+        const before = ruleHealth(app.tables, rule, tenantOf(app, ctx).settings.predictionEnabled);
         await runCommand(ctx, rule, ManualCommand.Recover);
-        const after = ruleHealth(app.tables, rule);
+        const after = ruleHealth(app.tables, rule, tenantOf(app, ctx).settings.predictionEnabled);
         await app.audit.record(ctx, { action: 'rule.recover', target_type: 'rule', target_id: rule.record.rule_id, before, after });
         return { status: 200, body: after };
       },
       doc: {
         summary: 'Recover the rule\'s failed-over processors now',
         tag: 'Operator controls',
+        operationId: 'recoverRule',
+        pathExamples: ruleExample,
         description:
           'Failed-over processors become healthy (`failover.recovered` for the primary, `processor.healthy`, reason "manual") and the gradual shift back to the primary starts now. Outcomes before this moment no longer count against them.',
         responses: {
-          200: { description: 'the rule\'s health afterwards', schema: RuleHealth },
+          200: jsonBody('the rule\'s health afterwards', RuleHealth, {
+            ...ruleHealthExample,
+            primary: { ...ruleHealthExample.primary, status: 'healthy' },
+            decision: { ...ruleHealthExample.decision, processor_id: 'stripe_us', weight: 0.1 },
+          }),
           404: notFound,
-          409: { description: 'nothing is failed over', schema: ErrorSchema },
-          503: { description: 'the engine did not apply it in time', schema: ErrorSchema },
+          409: { description: 'nothing is failed over', schema: ErrorSchema, error: 'ENGINE_STATE_CONFLICT' },
+          503: notApplied,
         },
       },
     }),

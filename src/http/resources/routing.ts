@@ -4,20 +4,23 @@ import { errors } from '../../errors.js';
 import { decide, matchRule } from '../../routing/decide.js';
 import { CLASSIFICATION_NAMES, recordReportedOutcome } from '../../routing/outcome.js';
 import { compile, ErrorSchema } from '../../schemas/common.js';
+import { plainOutcomeReport, plainRouteRequest } from '../../schemas/hot-bodies.js';
 import { OutcomeAccepted, OutcomeReport, RouteDecision, RouteRequest } from '../../schemas/routing.js';
 import type { ShadowObserver } from '../../shadow/shadow-service.js';
-import { endpoint, type Endpoint } from '../endpoint.js';
 import { classifyOutcome } from '../../engine/classify.js';
 import type { Tenant } from '../../tenants/tenant.js';
+import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';
+import { OUTCOME_ACCEPTED_JSON, routeDecisionJson } from '../json-writers.js';
+import { outcomeReport as outcomeExample, routeRequest as routeExample, RULE_ID } from '../../schemas/examples.js';
 
-const routeRequest = compile(RouteRequest);
+const routeRequest = compile(RouteRequest, plainRouteRequest);
+const outcomeReport = compile(OutcomeReport, plainOutcomeReport);
 
 /** A repeated outcome of one transaction_id: acknowledged, not counted again (nothing recorded). */
 function duplicateOutcome(tenant: Tenant, body: OutcomeReport) {
   const kind = classifyOutcome(body.success, body.error_code, tenant.errorCodes);
   return { status: 202, body: { status: 'accepted', classification: CLASSIFICATION_NAMES[kind], duplicate: true } };
 }
-const outcomeReport = compile(OutcomeReport);
 
 /** `shadow` observes routes and outcomes of tenants in shadow mode (counter increments only). */
 export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null = null): Endpoint[] {
@@ -31,22 +34,32 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
         const tenant = tenantOf(app, ctx);
         const rule = matchRule(tenant, body);
         if (!rule) throw errors.noMatch();
-        const decision = decide(app.tables, rule, Math.random());
+        const decision = decide(app.tables, rule, Math.random(), tenant.settings.predictionEnabled);
         if (body.transaction_id !== undefined) app.decisions.routed(tenant, rule, body.transaction_id, decision, Date.now());
         tenant.counters.routed++;
         app.metrics.counts.routed++;
         if (shadow !== null && tenant.settings.shadowMode) shadow.routed(tenant, Date.now());
-        return { status: 200, body: decision };
+        return { status: 200, body: routeDecisionJson(decision) };
       },
       doc: {
         summary: 'Choose the processor for a payment',
         tag: 'Routing',
+        operationId: 'routePayment',
+        writesStore: false,
+        requestExample: routeExample,
         description:
           'Matches the most specific rule and picks a processor by its current weights. Also returns `rule_id` to report back with the outcome.',
         responses: {
-          200: { description: 'the routing decision', schema: RouteDecision },
-          404: { description: 'no rule matches', schema: ErrorSchema },
-          422: { description: 'invalid fields', schema: ErrorSchema },
+          200: jsonBody('the routing decision', RouteDecision, {
+            processor_id: 'stripe_us',
+            weight: 0.9,
+            fallback_processor_id: 'adyen_us',
+            decision_source: 'rules',
+            failure_probability: null,
+            rule_id: RULE_ID,
+          }),
+          404: { description: 'no rule matches', schema: ErrorSchema, error: 'ROUTING_NO_MATCH' },
+          422: { description: 'invalid fields', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
         },
       },
     }),
@@ -67,16 +80,19 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
         // Before the engine hook: the status and recommendation are those the client faced.
         if (shadow !== null && tenant.settings.shadowMode) shadow.outcome(tenant, recorded, body.processor_id, now);
         app.engine.outcomeRecorded(tenant, recorded, now);
-        return { status: 202, body: { status: 'accepted', classification: CLASSIFICATION_NAMES[recorded.kind] } };
+        return { status: 202, body: OUTCOME_ACCEPTED_JSON[CLASSIFICATION_NAMES[recorded.kind]] };
       },
       doc: {
         summary: 'Report how a payment went',
         tag: 'Routing',
+        operationId: 'reportOutcome',
+        writesStore: false,
+        requestExample: outcomeExample,
         description:
           'Failed outcomes are classified by error_code: issuer declines count against the success rate only; technical errors (timeouts, 5xx, network, no code) count as processor errors.',
         responses: {
-          202: { description: 'recorded', schema: OutcomeAccepted },
-          422: { description: 'invalid fields, unknown rule_id, or processor not in the rule', schema: ErrorSchema },
+          202: jsonBody('recorded', OutcomeAccepted, { status: 'accepted', classification: 'technical_error' }),
+          422: { description: 'invalid fields, unknown rule_id, or processor not in the rule', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
         },
       },
     }),

@@ -5,7 +5,10 @@ import { errors } from '../../errors.js';
 import { compile, ErrorSchema, ID_PATTERN, MAX_ID_LENGTH } from '../../schemas/common.js';
 import { Deleted, RuleInput, RuleOutput, RulePatch } from '../../schemas/rules.js';
 import { ruleOutput } from '../../rules/rule-service.js';
-import { endpoint, type Endpoint } from '../endpoint.js';
+import { ID_PAGE_DEFAULT, ID_PAGE_MAX, idPageRequest, nextLink } from '../pagination.js';
+import { jsonArrayChunks } from '../stream-reply.js';
+import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';
+import { rule as ruleExample, ruleInput as ruleInputExample, RULE_ID } from '../../schemas/examples.js';
 
 const ruleInput = compile(RuleInput);
 const rulePatch = compile(RulePatch);
@@ -18,14 +21,40 @@ export function checkPathId(field: string, value: string): string {
   return value;
 }
 
+export function isRuleId(id: string): boolean {
+  return id.length > 0 && id.length <= MAX_ID_LENGTH && idPattern.test(id);
+}
+
+/** The query parameters of id-ordered pages (rules, health). */
+export const PAGE_QUERY = [
+  { name: 'limit', description: `page size, 1-${ID_PAGE_MAX}, default ${ID_PAGE_DEFAULT}`, schema: { type: 'integer', minimum: 1, maximum: ID_PAGE_MAX } },
+  { name: 'after', description: 'continue after this rule_id (exclusive)', schema: { type: 'string' } },
+];
+
 export function ruleEndpoints(app: AppContext): Endpoint[] {
   return [
     endpoint({
       method: 'GET',
       path: '/v1/rules',
       auth: true,
-      handler: (ctx) => ({ status: 200, body: app.rules.list(tenantOf(app, ctx)).map(ruleOutput) }),
-      doc: { summary: 'List routing rules', tag: 'Rules', responses: { 200: { description: 'the tenant\'s rules', schema: Type.Array(RuleOutput) } } },
+      handler: (ctx) => {
+        const page = idPageRequest(ctx, isRuleId);
+        const rules = app.rules.page(tenantOf(app, ctx), page.limit, page.after);
+        return {
+          status: 200,
+          stream: jsonArrayChunks(rules, (r) => JSON.stringify(ruleOutput(r.record))),
+          headers: nextLink('/v1/rules', page, rules.length, rules[rules.length - 1]?.record.rule_id),
+        };
+      },
+      doc: {
+        summary: 'List routing rules',
+        tag: 'Rules',
+        operationId: 'listRules',
+        description:
+          'In `rule_id` order, paginated: `limit` (1-10000, default 1000) and `after` (the `rule_id` of the last rule of the previous page); a full page carries `Link: </v1/rules?limit=…&after=…>; rel="next"`. Follow it until a page comes without one.',
+        query: PAGE_QUERY,
+        responses: { 200: jsonBody('the tenant\'s rules', Type.Array(RuleOutput), [ruleExample]) },
+      },
     }),
     endpoint({
       method: 'POST',
@@ -41,11 +70,19 @@ export function ruleEndpoints(app: AppContext): Endpoint[] {
       doc: {
         summary: 'Create a routing rule',
         tag: 'Rules',
+        operationId: 'createRule',
+        requestExample: ruleInputExample,
         description: 'Attributes shorter than 6 are padded with `*`. Names default to ids, primary_weight to 0.9; secondary_weight is 1 − primary_weight.',
         responses: {
-          201: { description: 'the created rule', schema: RuleOutput },
-          409: { description: 'a rule with this id exists', schema: ErrorSchema },
-          422: { description: 'invalid fields', schema: ErrorSchema },
+          201: jsonBody('the created rule', RuleOutput, {
+            ...ruleExample,
+            rule_id: ruleInputExample.rule_id,
+            attributes: ['GB', 'GBP', 'card', '*', '*', '*'],
+            primary: { processor_id: 'adyen_eu', name: 'Adyen EU' },
+            secondary: { processor_id: 'stripe_eu', name: 'Stripe EU' },
+          }),
+          409: { description: 'a rule with this id (or these attributes) exists', schema: ErrorSchema, error: 'RULE_ALREADY_EXISTS' },
+          422: { description: 'invalid fields', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
         },
       },
     }),
@@ -60,7 +97,13 @@ export function ruleEndpoints(app: AppContext): Endpoint[] {
       doc: {
         summary: 'Get one routing rule',
         tag: 'Rules',
-        responses: { 200: { description: 'the rule', schema: RuleOutput }, 404: { description: 'no such rule', schema: ErrorSchema } },
+        operationId: 'getRule',
+        pathExamples: { rule_id: RULE_ID },
+        responses: {
+          200: jsonBody('the rule', RuleOutput, ruleExample),
+          404: { description: 'no such rule', schema: ErrorSchema, error: 'RULE_NOT_FOUND' },
+          422: { description: 'malformed rule id', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
+        },
       },
     }),
     endpoint({
@@ -78,15 +121,18 @@ export function ruleEndpoints(app: AppContext): Endpoint[] {
       doc: {
         summary: 'Change a routing rule in place',
         tag: 'Rules',
+        operationId: 'updateRule',
+        pathExamples: { rule_id: RULE_ID },
+        requestExample: { primary_weight: 0.7 },
         description:
           'Any of attributes, processor ids and names, primary_weight (at least one; the id cannot change). Routing switches to the new version atomically: ' +
           'the rule is never missing. Engine state (status, health, predictions, bandit posterior) of a processor that stays in the rule is kept; a new processor starts fresh. ' +
           'A changed processor id without a name takes the id as its name. Same attribute conflict rule as creation (409).',
         responses: {
-          200: { description: 'the changed rule', schema: RuleOutput },
-          404: { description: 'no such rule', schema: ErrorSchema },
-          409: { description: 'another rule has these attributes', schema: ErrorSchema },
-          422: { description: 'invalid fields', schema: ErrorSchema },
+          200: jsonBody('the changed rule', RuleOutput, { ...ruleExample, primary_weight: 0.7, secondary_weight: 0.3 }),
+          404: { description: 'no such rule', schema: ErrorSchema, error: 'RULE_NOT_FOUND' },
+          409: { description: 'another rule has these attributes', schema: ErrorSchema, error: 'RULE_ALREADY_EXISTS' },
+          422: { description: 'invalid fields', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
         },
       },
     }),
@@ -103,7 +149,13 @@ export function ruleEndpoints(app: AppContext): Endpoint[] {
       doc: {
         summary: 'Delete a routing rule',
         tag: 'Rules',
-        responses: { 200: { description: 'deleted', schema: Deleted }, 404: { description: 'no such rule', schema: ErrorSchema } },
+        operationId: 'deleteRule',
+        pathExamples: { rule_id: RULE_ID },
+        responses: {
+          200: jsonBody('deleted', Deleted, { deleted: RULE_ID }),
+          404: { description: 'no such rule', schema: ErrorSchema, error: 'RULE_NOT_FOUND' },
+          422: { description: 'malformed rule id', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
+        },
       },
     }),
   ];
