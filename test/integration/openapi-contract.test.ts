@@ -135,4 +135,20 @@ describe('OpenAPI document', () => {
     const tsc = await run('tsc', ['--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', 'quickstart.ts']);
     expect(tsc.status, tsc.stdout + tsc.stderr).toBe(0);
   });
+
+  it('the Swagger UI and ReDoc pages load the document and their assets by relative URLs (they work behind a path prefix)', async () => {
+    for (const page of ['/docs', '/docs/', '/redoc', '/redoc/']) {
+      const html = (await s.request('GET', page)).text;
+      const refs = [...html.matchAll(/(?:href|src|spec-url)="([^"]+)"|url: '([^']+)'/g)].map((m) => m[1] ?? m[2]);
+      expect(refs.length, page).toBeGreaterThanOrEqual(2);
+      for (const ref of refs) {
+        expect(ref, `${page}: ${ref}`).not.toMatch(/^\/|^[a-z]+:/); // relative
+        // Behind a prefix, the page is /prefix<page>; the proxy strips /prefix again.
+        const behindPrefix = new URL(ref, `http://proxy.example/prefix${page}`).pathname;
+        expect(behindPrefix, `${page}: ${ref}`).toMatch(/^\/prefix\//);
+        const r = await s.request('GET', behindPrefix.slice('/prefix'.length));
+        expect(r.status, `${page}: ${ref}`).toBe(200);
+      }
+    }
+  });
 });

@@ -25,16 +25,21 @@ function assetTable(): Map<string, { path: string; type: string }> {
   ]);
 }
 
-const SWAGGER_HTML = `<!doctype html>
+/**
+ * The pages use relative URLs, so they work behind a path prefix (a proxy serving the API
+ * under /payments/ ...). `root` leads from the page back to the service root: `./` for
+ * /docs, `../` for /docs/.
+ */
+const swaggerHtml = (root: string) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Payment Routing Engine · API docs</title>
-<link rel="stylesheet" href="/docs/swagger-ui.css"><link rel="icon" href="/docs/favicon-32x32.png"></head>
-<body><div id="swagger-ui"></div><script src="/docs/swagger-ui-bundle.js"></script>
-<script>window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', deepLinking: true });</script>
+<link rel="stylesheet" href="${root}docs/swagger-ui.css"><link rel="icon" href="${root}docs/favicon-32x32.png"></head>
+<body><div id="swagger-ui"></div><script src="${root}docs/swagger-ui-bundle.js"></script>
+<script>window.ui = SwaggerUIBundle({ url: '${root}openapi.json', dom_id: '#swagger-ui', deepLinking: true });</script>
 </body></html>`;
 
-const REDOC_HTML = `<!doctype html>
+const redocHtml = (root: string) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Payment Routing Engine · API reference</title></head>
-<body><redoc spec-url="/openapi.json"></redoc><script src="/redoc/redoc.standalone.js"></script></body></html>`;
+<body><redoc spec-url="${root}openapi.json"></redoc><script src="${root}redoc/redoc.standalone.js"></script></body></html>`;
 
 export function rootEndpoints(app: AppContext, openApi: () => unknown): Endpoint[] {
   const assets = assetTable();
@@ -115,11 +120,11 @@ export function rootEndpoints(app: AppContext, openApi: () => unknown): Endpoint
         },
       },
     }),
-    endpoint({ method: 'GET', path: '/docs', auth: false, handler: html(SWAGGER_HTML), doc: hidden }),
-    endpoint({ method: 'GET', path: '/docs/', auth: false, handler: html(SWAGGER_HTML), doc: hidden }),
+    endpoint({ method: 'GET', path: '/docs', auth: false, handler: html(swaggerHtml('./')), doc: hidden }),
+    endpoint({ method: 'GET', path: '/docs/', auth: false, handler: html(swaggerHtml('../')), doc: hidden }),
     endpoint({ method: 'GET', path: '/docs/{file}', auth: false, handler: (ctx) => asset(`docs/${ctx.params.file}`), doc: hidden }),
-    endpoint({ method: 'GET', path: '/redoc', auth: false, handler: html(REDOC_HTML), doc: hidden }),
-    endpoint({ method: 'GET', path: '/redoc/', auth: false, handler: html(REDOC_HTML), doc: hidden }),
+    endpoint({ method: 'GET', path: '/redoc', auth: false, handler: html(redocHtml('./')), doc: hidden }),
+    endpoint({ method: 'GET', path: '/redoc/', auth: false, handler: html(redocHtml('../')), doc: hidden }),
     endpoint({ method: 'GET', path: '/redoc/{file}', auth: false, handler: (ctx) => asset(`redoc/${ctx.params.file}`), doc: hidden }),
   ];
 }
