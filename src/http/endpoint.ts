@@ -23,6 +23,12 @@ export interface Reply {
   body?: unknown;
   contentType?: string;
   headers?: Record<string, string>;
+  /**
+   * A large body, produced piece by piece as the client reads it (instead of `body`): see
+   * stream-reply.ts. Chunks are produced only while the socket takes them, so a slow reader
+   * holds about one chunk of memory, and production yields the event loop between slices.
+   */
+  stream?: Iterator<string>;
 }
 
 export interface QueryParamDoc {
