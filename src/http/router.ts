@@ -11,7 +11,7 @@ import type { ApiKeyTable, KeyGrant } from './api-keys.js';
 import { DISCARD_CAP_BYTES, MAX_JSON_DEPTH, nestedDeeperThan, readBody } from './body.js';
 import { CorsPolicy } from './cors.js';
 import type { Ctx, Endpoint, Method, Reply } from './endpoint.js';
-import { send, type ResponseState } from './reply.js';
+import { enterUwsCallback, leaveUwsCallback, send, type ResponseState } from './reply.js';
 import { sendStream } from './stream-reply.js';
 import type { RateLimiter } from './rate-limit.js';
 import { loneSurrogatePath, mayHoldLoneSurrogate } from './unicode.js';
@@ -76,7 +76,14 @@ export class Router {
       const pattern = template.replace(/\{([^}]+)\}/g, ':$1');
       const byMethod = new Map<string, Endpoint>(list.map((e) => [e.method, e]));
       const allowed = [...byMethod.keys(), 'OPTIONS'];
-      app.any(pattern, (res, req) => this.handle(res, req, template, paramNames, byMethod, allowed));
+      app.any(pattern, (res, req) => {
+        enterUwsCallback();
+        try {
+          this.handle(res, req, template, paramNames, byMethod, allowed);
+        } finally {
+          leaveUwsCallback();
+        }
+      });
     }
     app.any('/*', (res, req) => {
       const state = this.begin(res, req);
