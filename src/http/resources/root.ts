@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../app-context.js';
 import { errors } from '../../errors.js';
+import { ErrorSchema } from '../../schemas/common.js';
 import { endpoint, jsonBody, type Ctx, type Endpoint, type HiddenDoc, type Reply } from '../endpoint.js';
 import { engineGaugeChunks } from '../../metrics/engine-gauges.js';
 import { acceptsGzip, bufferChunks, ScrapeCache } from '../../metrics/scrape-cache.js';
@@ -112,6 +113,7 @@ export function rootEndpoints(app: AppContext, openApi: () => unknown): Endpoint
             contentType: 'text/plain; version=0.0.4; charset=utf-8',
             example: '# HELP service_transactions_routed_total routing decisions served\n# TYPE service_transactions_routed_total counter\nservice_transactions_routed_total 15230\n',
           },
+          401: { description: 'SERVICE_METRICS_TOKEN is set and the bearer token is missing or wrong', schema: ErrorSchema, error: 'UNAUTHORIZED' },
         },
       },
     }),
