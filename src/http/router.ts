@@ -43,6 +43,7 @@ class RequestCtx implements Ctx {
     private readonly rawQuery: string | undefined,
     readonly grant: KeyGrant,
   ) {}
+  declare headers?: Record<string, string>; // set only for endpoints that ask (no field per request otherwise)
   get query(): URLSearchParams {
     return (this.parsedQuery ??= new URLSearchParams(this.rawQuery ?? ''));
   }
@@ -171,6 +172,11 @@ export class Router {
       }
     }
     const ctx = new RequestCtx(method as Method, template, params, query, grant);
+    if (ep.headers !== undefined) {
+      const h: Record<string, string> = {};
+      for (const name of ep.headers) h[name] = req.getHeader(name);
+      ctx.headers = h;
+    }
     if (!BODY_METHODS.has(method)) {
       this.run(res, state, ep, ctx, undefined, t0);
       return;
