@@ -31,7 +31,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { parseCli } from './lib/cli.js';
 import { allProcessesCpu, loadAverage1m, othersCpuS, processCpuS } from './lib/cpu-usage.js';
 import { table } from './lib/load.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
@@ -54,7 +54,23 @@ const MAX_ATTEMPTS = Number(env.BENCH_MAX_ATTEMPTS ?? 3);
 const CYCLE_RULES = Number(env.BENCH_CYCLE_RULES ?? 1000);
 const RESULTS = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 
-const { values: flags } = parseArgs({ options: { 'no-keys': { type: 'boolean' }, profile: { type: 'boolean' } } });
+const flags = parseCli({
+  usage: 'npm run bench -- [--no-keys] [--profile]',
+  summary:
+    'HTTP throughput of POST /v1/route and POST /v1/outcome against a bare uWebSockets.js ceiling in interleaved rounds: ' +
+    'wrk pinned to one core, the server to the other; medians of same-run ratios, server CPU per request, generator CPU; ' +
+    'route p99 while /metrics is scraped and cycles run; RSS. Tables on the terminal, JSON under bench/results/. ' +
+    'Needs wrk (apt-get install -y wrk); takes several minutes.',
+  options: { 'no-keys': { type: 'boolean' }, profile: { type: 'boolean' } },
+  help: {
+    'no-keys': 'run the service without SERVICE_API_KEYS (development mode, no key lookup)',
+    profile: 'start the service with --cpu-prof (profiles under bench/results/profiles/)',
+  },
+  notes:
+    'Environment: BENCH_RULE_SIZES (10,1000,100000), BENCH_TENANTS (5), BENCH_ROUNDS (5), BENCH_DURATION_S (5), ' +
+    'BENCH_CONNECTIONS (64), BENCH_SERVER_CPU (1), BENCH_GENERATOR_CPU (0), BENCH_DISTURBED_CORES (0.15), ' +
+    'BENCH_MAX_ATTEMPTS (3), BENCH_CYCLE_RULES (1000).',
+});
 
 interface Run extends WrkResult {
   target: 'ceiling' | 'route' | 'outcome';

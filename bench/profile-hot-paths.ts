@@ -18,12 +18,22 @@ import { apiKeysFor, outcomeRequests, routeRequests, sampleRules } from './lib/r
 import { seed } from './lib/seed.js';
 import { processCpuS } from './lib/cpu-usage.js';
 import { requireWrk, runWrk } from './lib/wrk.js';
+import { parseCli } from './lib/cli.js';
 
 const RULES = Number(process.env.BENCH_PROFILE_RULES ?? 1000);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const PROFILES = fileURLToPath(new URL('../../bench/results/profiles/', import.meta.url));
 
 async function main(): Promise<void> {
+  parseCli({
+    usage: 'npm run bench:profile',
+    summary:
+      'CPU profiles of the service\'s route and outcome paths under wrk load (inlining off, so the shares are the result), ' +
+      'with the time broken down per stage and the service\'s CPU per request. Profiles under bench/results/profiles/. Needs wrk.',
+    options: {},
+    help: {},
+    notes: 'Environment: BENCH_PROFILE_RULES (1000), BENCH_DURATION_S (10), BENCH_SERVER_CPU (1), BENCH_GENERATOR_CPU (0).',
+  });
   requireWrk();
   const dir = mkdtempSync(join(tmpdir(), 'prbench-'));
   const { tenants, rules } = await seed(dir, { rules: RULES, tenants: 5 });

@@ -1,12 +1,18 @@
 /** Process entry point: start the service, stop it gracefully on SIGTERM/SIGINT. */
+import { writeSync } from 'node:fs';
 import { ConfigError, loadConfig } from './config.js';
 import { log } from './log.js';
 import { installProcessGuard } from './process-guard.js';
 import { startService } from './service.js';
+import { usageText } from './usage.js';
 import { StartupError } from './startup-error.js';
 import { StoreFileError } from './store/store-files.js';
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    writeSync(1, `${usageText()}\n`);
+    return;
+  }
   installProcessGuard();
   let config;
   try {

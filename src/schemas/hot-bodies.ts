@@ -63,6 +63,9 @@ export function plainRouteRequest(v: unknown): boolean {
       case 'amount_tier':
         if (x !== null && !isAmountTier(x)) return false;
         break;
+      case 'transaction_id':
+        if (!isId(x)) return false;
+        break;
       default:
         return false;
     }
@@ -79,6 +82,7 @@ export function plainOutcomeReport(v: unknown): boolean {
     switch (k) {
       case 'rule_id':
       case 'processor_id':
+      case 'transaction_id':
         if (!isId(x)) return false;
         break;
       case 'success':

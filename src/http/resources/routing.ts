@@ -7,12 +7,20 @@ import { compile, ErrorSchema } from '../../schemas/common.js';
 import { plainOutcomeReport, plainRouteRequest } from '../../schemas/hot-bodies.js';
 import { OutcomeAccepted, OutcomeReport, RouteDecision, RouteRequest } from '../../schemas/routing.js';
 import type { ShadowObserver } from '../../shadow/shadow-service.js';
+import { classifyOutcome } from '../../engine/classify.js';
+import type { Tenant } from '../../tenants/tenant.js';
 import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';
 import { OUTCOME_ACCEPTED_JSON, routeDecisionJson } from '../json-writers.js';
 import { outcomeReport as outcomeExample, routeRequest as routeExample, RULE_ID } from '../../schemas/examples.js';
 
 const routeRequest = compile(RouteRequest, plainRouteRequest);
 const outcomeReport = compile(OutcomeReport, plainOutcomeReport);
+
+/** A repeated outcome of one transaction_id: acknowledged, not counted again (nothing recorded). */
+function duplicateOutcome(tenant: Tenant, body: OutcomeReport) {
+  const kind = classifyOutcome(body.success, body.error_code, tenant.errorCodes);
+  return { status: 202, body: { status: 'accepted', classification: CLASSIFICATION_NAMES[kind], duplicate: true } };
+}
 
 /** `shadow` observes routes and outcomes of tenants in shadow mode (counter increments only). */
 export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null = null): Endpoint[] {
@@ -27,6 +35,7 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
         const rule = matchRule(tenant, body);
         if (!rule) throw errors.noMatch();
         const decision = decide(app.tables, rule, Math.random(), tenant.settings.predictionEnabled);
+        if (body.transaction_id !== undefined) app.decisions.routed(tenant, rule, body.transaction_id, decision, Date.now());
         tenant.counters.routed++;
         app.metrics.counts.routed++;
         if (shadow !== null && tenant.settings.shadowMode) shadow.routed(tenant, Date.now());
@@ -61,8 +70,11 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
       body: outcomeReport,
       handler: (ctx, body) => {
         const tenant = tenantOf(app, ctx);
+        const txId = body.transaction_id;
+        if (txId !== undefined && app.decisions.isDuplicateOutcome(tenant, txId)) return duplicateOutcome(tenant, body);
         const now = Date.now();
         const recorded = recordReportedOutcome(app.tables, tenant, body, now);
+        if (txId !== undefined) app.decisions.reported(tenant, body, recorded.kind, now);
         tenant.counters.reported++;
         app.metrics.counts.reported++;
         // Before the engine hook: the status and recommendation are those the client faced.
