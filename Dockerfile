@@ -31,6 +31,7 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist/src ./dist/src
 COPY --from=build /app/dist/workers ./dist/workers
 COPY models ./models
+COPY dashboard ./dashboard
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

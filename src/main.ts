@@ -43,15 +43,16 @@ async function main(): Promise<void> {
 }
 
 main().catch((e) => {
-  if (e instanceof StartupError) {
-    process.stderr.write(`start-up error: ${e.message}\n`);
-    log.error('start failed', { err: e.message });
-    process.exit(1);
-  }
+  // A damaged or vanished store has its own exit code: a supervisor must not restart in a loop.
   if (e instanceof StoreFileError) {
     log.error('store check failed', { err: e.message });
     process.stderr.write(`store error: ${e.message}\n`);
     process.exit(3);
+  }
+  if (e instanceof StartupError) {
+    process.stderr.write(`start-up error: ${e.message}\n`);
+    log.error('start failed', { err: e.message });
+    process.exit(1);
   }
   log.error('start failed', { err: String((e as Error)?.stack ?? e) });
   process.exit(1);

@@ -33,6 +33,7 @@ import { AuditTrail } from './audit/audit-trail.js';
 import { auditEndpoints } from './http/resources/audit.js';
 import { DecisionLog } from './decisions/decision-log.js';
 import { decisionEndpoints } from './http/resources/decisions.js';
+import { dashboardEndpoints } from './http/resources/dashboard.js';
 import { ShadowService } from './shadow/shadow-service.js';
 import { Router } from './http/router.js';
 import { RateLimiter } from './http/rate-limit.js';
@@ -151,6 +152,7 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
     ...overrideEndpoints(app, engine, overrides),
     ...auditEndpoints(app),
     ...decisionEndpoints(app),
+    ...dashboardEndpoints(),
   );
 
   const router = new Router({

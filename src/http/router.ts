@@ -13,6 +13,7 @@ import { CorsPolicy } from './cors.js';
 import type { Ctx, Endpoint, Method, Reply } from './endpoint.js';
 import { enterUwsCallback, leaveUwsCallback, send, type ResponseState } from './reply.js';
 import { sendStream } from './stream-reply.js';
+import { conflictingContentLength } from './content-length.js';
 import type { RateLimiter } from './rate-limit.js';
 import { loneSurrogatePath, mayHoldLoneSurrogate } from './unicode.js';
 
@@ -43,6 +44,7 @@ class RequestCtx implements Ctx {
     private readonly rawQuery: string | undefined,
     readonly grant: KeyGrant,
   ) {}
+  declare headers?: Record<string, string>; // set only for endpoints that ask (no field per request otherwise)
   get query(): URLSearchParams {
     return (this.parsedQuery ??= new URLSearchParams(this.rawQuery ?? ''));
   }
@@ -172,12 +174,24 @@ export class Router {
       }
     }
     const ctx = new RequestCtx(method as Method, template, params, query, grant);
+    if (ep.headers !== undefined) {
+      const h: Record<string, string> = {};
+      for (const name of ep.headers) h[name] = req.getHeader(name);
+      ctx.headers = h;
+    }
     if (!BODY_METHODS.has(method)) {
       this.run(res, state, ep, ctx, undefined, t0);
       return;
     }
     // An oversized body is read and discarded up to DISCARD_CAP_BYTES, then answered 413 and
     // the connection closed (see body.ts); one declared larger than that is refused at once.
+    if (conflictingContentLength(req)) {
+      // Closed at once, without an answer: see content-length.ts for why no 400 can be sent.
+      state.done = true;
+      res.close();
+      this.done(state, method, template, 400, t0);
+      return;
+    }
     const declared = Number(req.getHeader('content-length') || '0');
     if (declared > DISCARD_CAP_BYTES) {
       this.fail(res, state, method, template, errors.tooLarge(this.opts.maxBodyBytes), t0, true);

@@ -26,7 +26,7 @@ export function sendStream(
   status: number,
   contentType: string,
   headers: Record<string, string> | undefined,
-  chunks: Iterator<string>,
+  chunks: Iterator<string | Buffer>,
   onEnd: () => void,
 ): void {
   if (state.aborted || state.done) return;
@@ -51,7 +51,7 @@ export function sendStream(
     if (state.aborted || finished) return finish();
     let written = 0;
     for (;;) {
-      let n: IteratorResult<string>;
+      let n: IteratorResult<string | Buffer>;
       try {
         n = chunks.next();
       } catch {

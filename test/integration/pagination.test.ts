@@ -6,42 +6,16 @@
  */
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { open } from 'lmdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTempDir, startServer, stopAllServers, type TestServer } from '../helpers/server.js';
-import { padAttributes } from '../../src/routing/attributes.js';
+import { seedRules } from '../helpers/seed-rules.js';
 
 const RULES = 25_000;
-const COUNTRIES = ['US', 'GB', 'DE', 'FR', 'BR', 'MX', 'JP', 'IN', 'CA', 'AU'];
 const KEYS = 'k-acme:acme,k-other:other';
 let s: TestServer;
-const seeded: string[] = [];
-
-/** Stores 25,000 rules of tenant `acme` straight into a fresh data directory (HTTP would take minutes). */
-async function seed(dir: string): Promise<void> {
-  const root = open({ path: dir, maxDbs: 64, compression: false });
-  const rules = root.openDB({ name: 'rules' });
-  const now = new Date().toISOString();
-  await rules.transaction(() => {
-    for (let i = 0; i < RULES; i++) {
-      // Ids of different lengths and characters, so order is by bytes, not by number.
-      const id = i % 7 === 0 ? `r-${i}` : i % 7 === 1 ? `R.${i}:x` : `rule_${String(i).padStart(6, '0')}`;
-      seeded.push(id);
-      rules.putSync(['acme', id], {
-        rule_id: id,
-        attributes: padAttributes([COUNTRIES[i % 10], 'USD', 'card', `ct${i}`]),
-        primary_id: 'stripe',
-        primary_name: 'Stripe',
-        secondary_id: 'adyen',
-        secondary_name: 'Adyen',
-        primary_weight: 0.9,
-        created_at: now,
-      });
-    }
-  });
-  await root.close();
-  seeded.sort((a, b) => (Buffer.compare(Buffer.from(a), Buffer.from(b))));
-}
+let seeded: string[] = [];
+// Ids of different lengths and characters, so order is by bytes, not by number.
+const idOf = (i: number) => (i % 7 === 0 ? `r-${i}` : i % 7 === 1 ? `R.${i}:x` : `rule_${String(i).padStart(6, '0')}`);
 
 async function walk(first: string, key: string): Promise<{ ids: string[]; pages: number }> {
   const ids: string[] = [];
@@ -61,7 +35,7 @@ async function walk(first: string, key: string): Promise<{ ids: string[]; pages:
 
 beforeAll(async () => {
   const dir = makeTempDir('pagination-');
-  await seed(dir);
+  seeded = await seedRules(dir, 'acme', RULES, idOf);
   s = await startServer({ dataDir: dir, env: { SERVICE_API_KEYS: KEYS, SERVICE_RATE_LIMIT_RPS: '0' } });
   await s.request('POST', '/v1/rules', { rule_id: 'other-1', attributes: ['US', 'USD'], primary_id: 'stripe', secondary_id: 'adyen' }, { 'X-API-Key': 'k-other' });
 }, 120_000);
