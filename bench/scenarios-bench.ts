@@ -2,7 +2,7 @@
  * `npm run bench:scenarios`: every simulator scenario against the real engine in-process and
  * in virtual time (bench/sim/engine-adapter.ts), at several rates and seeds, per tier.
  *
- *   node dist/bench/scenarios-bench.js [--seeds 5] [--scenarios a,b] [--rates 2,20,100]
+ *   node dist/bench/scenarios-bench.js [--seeds 5] [--scenarios a,b] [--rates 2,20,50,100]
  *     [--tiers 1] [--steady-s 3600] [--weight 1]
  *
  * Rate: the rule's total arrival rate. With the primary weight at 1 (below) all of it goes to
@@ -28,7 +28,18 @@ import { runInProcess, type Tier } from './sim/engine-adapter.js';
 import { getScenario, listScenarios, type Scenario } from './sim/scenarios.js';
 import { table } from './lib/load.js';
 import { measureRun, type RunMetrics } from './lib/scenario-metrics.js';
-import { noiseRows, outageRows, rampRows, summaries, summaryRow, targetRows } from './lib/scenario-report.js';
+import {
+  issue17TargetRows,
+  leadRows,
+  noiseRows,
+  outageRows,
+  rampRows,
+  recoveryRows,
+  shiftRows,
+  summaries,
+  summaryRow,
+  targetRows,
+} from './lib/scenario-report.js';
 
 const LEGEND = `
 detect: routed traffic left the primary (score.ts: under half of the last 1 s went there), from the incident start.
@@ -65,7 +76,7 @@ function parseCli(argv: string[]): Options {
     options: {
       seeds: { type: 'string', default: '5' },
       scenarios: { type: 'string', default: listScenarios().join(',') },
-      rates: { type: 'string', default: '2,20,100' },
+      rates: { type: 'string', default: '2,20,50,100' },
       tiers: { type: 'string', default: '1' },
       'steady-s': { type: 'string', default: '3600' },
       weight: { type: 'string', default: '1' },
@@ -112,7 +123,7 @@ async function main(): Promise<void> {
       for (const rate of o.rates) {
         for (let seed = 1; seed <= o.seeds; seed++) {
           const run = await runInProcess({ scenario, ratePerSec: rate, seed, tier, primaryWeight: o.weight });
-          runs.push(measureRun(run, rate, seed, tier));
+          runs.push(measureRun(run, rate, seed, tier, o.weight));
         }
       }
       process.stderr.write(`tier ${tier} ${name}: ${((performance.now() - s0) / 1000).toFixed(1)} s\n`);
@@ -129,6 +140,10 @@ async function main(): Promise<void> {
     ['Tier 1, linear ramp 2%→60% over 120 s (ramp-120)', rampRows(runs)],
     ['Tier 1, false trips per simulated hour at steady technical error rates', noiseRows(runs)],
     ['Issue 5 targets (Tier 1)', targetRows(runs)],
+    ['Lead before the true error rate crosses the 30% failover threshold (published share; weight as configured)', leadRows(runs)],
+    ['Recovery after the outage ends (recovered = failover.recovered; share = the published primary share)', recoveryRows(runs)],
+    ['Shifts of ≥20% of the configured share away from the primary outside incidents; harmless 20% bumps', shiftRows(runs)],
+    ['Issue 17 targets', issue17TargetRows(runs)],
   ];
   for (const [title, rows] of sections) {
     if (rows.length === 0) continue;

@@ -14,6 +14,7 @@ import type { Transition } from '../../src/engine/transitions.js';
 import type { InProcessRun } from '../sim/engine-adapter.js';
 import type { Scenario } from '../sim/scenarios.js';
 import { ANTICIPATION_WINDOW_MS, score } from '../sim/score.js';
+import { measureShifts, type ShiftMetrics } from './shift-metrics.js';
 
 export interface RunMetrics {
   scenario: string;
@@ -52,6 +53,8 @@ export interface RunMetrics {
   /** Scenario times (ms) of the primary's first degraded / failed_over after the degrade crossing. */
   degradedAtMs: number | null;
   failedOverAtMs: number | null;
+  /** Issue 17's share-based measures (shift-metrics.ts). */
+  shift: ShiftMetrics;
 }
 
 /** First ms in [0, durationMs) where `f` exceeds `thr` (100 ms scan, refined to 1 ms). */
@@ -74,7 +77,7 @@ export function crossing(f: (t: number) => number, thr: number, durationMs: numb
   return null;
 }
 
-export function measureRun(run: InProcessRun, rate: number, seed: number, tier: number): RunMetrics {
+export function measureRun(run: InProcessRun, rate: number, seed: number, tier: number, configuredWeight = 1): RunMetrics {
   const { scenario, events, engine } = run;
   const s = score(events, scenario);
   const inc = scenario.incident;
@@ -115,6 +118,7 @@ export function measureRun(run: InProcessRun, rate: number, seed: number, tier: 
     // A processor that fails over straight from healthy was degraded at that moment too.
     degradedAtMs: degraded || failedOver ? Math.min(degraded ? at(degraded) : Infinity, failedOver ? at(failedOver) : Infinity) : null,
     failedOverAtMs: failedOver ? at(failedOver) : null,
+    shift: measureShifts(run, configuredWeight),
   };
 }
 

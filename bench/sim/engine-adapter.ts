@@ -132,6 +132,8 @@ export class InProcessEngine implements EngineAdapter {
   private earlyTimer = Infinity;
   /** A follow-up evaluation a task asked for (epoch ms), Infinity if none. */
   private followUpAt = Infinity;
+  /** The published primary share over time: [scenario ms, share] at each change (benchmark measures). */
+  readonly shareSeries: Array<[number, number]> = [];
   private lastEarly = -Infinity;
 
   constructor(o: InProcessEngineOptions) {
@@ -259,6 +261,9 @@ export class InProcessEngine implements EngineAdapter {
     });
     for (const tr of result.transitions) this.transitions.push(tr);
     if (result.followUpAtMs !== undefined) this.followUpAt = Math.min(this.followUpAt, Math.max(t, result.followUpAtMs));
+    const share = this.primaryShare();
+    const last = this.shareSeries[this.shareSeries.length - 1];
+    if (last === undefined || last[1] !== share) this.shareSeries.push([t - this.startMs, share]);
     if (this.onEvaluated) {
       const d = readDecision(this.tables.ruleSegs[this.rule.slot >> RULE_SHIFT], this.rule.slot & RULE_MASK, this.decision);
       this.onEvaluated({

@@ -4,9 +4,8 @@
  *
  * - prediction enabled: advance both processors' GRUs (one step per STEP_MS, see state.ts),
  *   publish their calibrated failure probabilities (PF_FAILURE_PROB and the decision's
- *   probabilities), and when the primary's probability has stayed above the tenant's action
- *   threshold for `confirmSteps` consecutive steps, lower the primary share as policy.ts describes, with decision source
- *   `prediction`. When Tier 1 overrides (a processor failed_over, a shift back in progress,
+ *   probabilities), and cut the primary share in proportion to the primary's risk and the
+ *   secondary's advantage as policy.ts describes, with decision source `prediction`. When Tier 1 overrides (a processor failed_over, a shift back in progress,
  *   a self-fallback rule) the probabilities are still published but the share is Tier 1's;
  *   the pipeline enforces that too.
  * - prediction disabled: the probabilities are NaN (null in the API) and the stage's state is
@@ -15,7 +14,7 @@
  * The stage is always "enabled" in the pipeline's sense so that switching prediction off at
  * runtime also clears the published probabilities; when off it costs two comparisons per rule.
  */
-import { DecisionSource, PF_FAILURE_PROB } from '../../shared/layout.js';
+import { DecisionSource, PF_ERROR_RATE, PF_FAILURE_PROB } from '../../shared/layout.js';
 import type { DecisionFields } from '../../shared/decision.js';
 import type { TenantEngineConfig } from '../../../workers/protocol.js';
 import type { ProcessorContext, RuleStage, RuleStageContext } from '../../../workers/stages.js';
@@ -84,10 +83,17 @@ export function createForesightStage(opts: ForesightStageOptions = {}): RuleStag
       decision.failProbPrimary = rp.prob;
       decision.failProbSecondary = rs.prob;
       if (ctx.tier1Override) return;
-      // Act on the sustained risk of the primary; the secondary is judged on its current one.
+      // Act on the primary's risk (over confirmSteps, default the current step) against the secondary's current one.
       const fc = cfg.foresight ?? DEFAULT_FORESIGHT_CONFIG;
       const risk = sustainedProbability(procF64, ctx.primary.row, fc.confirmSteps);
-      const share = predictedShare(ctx.configWeight, risk, rs.prob, fc);
+      const share = predictedShare(
+        ctx.configWeight,
+        risk,
+        rs.prob,
+        fc,
+        procF64[ctx.primary.row + PF_ERROR_RATE],
+        procF64[ctx.secondary.row + PF_ERROR_RATE],
+      );
       if (share < decision.primaryShare) {
         decision.primaryShare = share;
         decision.source = DecisionSource.Prediction;
