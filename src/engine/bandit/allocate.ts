@@ -13,7 +13,12 @@
  *   depend on it). `probeShare` 0 suspends probes;
  * - every other arm (healthy or degraded) gets at least `explorationFloor`, so a losing processor
  *   keeps being measured and a drift in its favour is noticed;
- * - what is left is shared in proportion to the probability of being best among those arms.
+ * - what is left is shared in proportion to the probability of being best among those arms,
+ *   pulled toward the operator's configured weights (`preferred`) as far as the evidence is
+ *   weak: with s = max − min of the probabilities of being best (0 when the bandit cannot tell
+ *   the arms apart, near 1 when one is clearly better), the score is
+ *   (1 − s) · preferred + s · P(best). Two equally good processors keep the configured split;
+ *   a clearly better one takes the traffic as before.
  */
 import type { ArmStatus } from './arms.js';
 import type { BanditConfig } from './config.js';
@@ -38,6 +43,37 @@ export interface AllocateOptions {
   readonly fallbackIndex?: number;
   /** Reuse this array instead of allocating one; its length MUST equal arms.length. */
   readonly out?: Float64Array;
+  /**
+   * The operator's configured weights in arm order (e.g. primary_weight, 1 − primary_weight):
+   * the allocation when the evidence does not separate the arms. Absent: no preference.
+   */
+  readonly preferred?: ArrayLike<number>;
+}
+
+/**
+ * Blends `score` (probabilities of being best over the `live` arms) with the preferred weights
+ * by the strength of the evidence, s = max − min of the live scores. In place.
+ */
+export function preferOnTies(score: Float64Array, live: ArrayLike<boolean>, preferred: ArrayLike<number>): Float64Array {
+  let max = -Infinity;
+  let min = Infinity;
+  let prefSum = 0;
+  let count = 0;
+  for (let i = 0; i < score.length; i++) {
+    if (!live[i]) continue;
+    count++;
+    if (score[i] > max) max = score[i];
+    if (score[i] < min) min = score[i];
+    prefSum += preferred[i] > 0 ? preferred[i] : 0;
+  }
+  if (count < 2 || !(prefSum > 0)) return score;
+  const s = max - min;
+  for (let i = 0; i < score.length; i++) {
+    if (!live[i]) continue;
+    const pref = (preferred[i] > 0 ? preferred[i] : 0) / prefSum;
+    score[i] = (1 - s) * pref + s * score[i];
+  }
+  return score;
 }
 
 /** Tier 2 risk folded into a sampled approval rate: a processor that fails approves ~failingPrior. */
@@ -141,6 +177,7 @@ export function allocate(
     score[fb] = 1;
   } else {
     probabilityOfBest(arms, live, rng, cfg, score);
+    if (options.preferred !== undefined) preferOnTies(score, live, options.preferred);
   }
   return waterFill(score, lo, hi, 1, out);
 }
