@@ -3,7 +3,7 @@
  * in virtual time (bench/sim/engine-adapter.ts), at several rates and seeds, per tier.
  *
  *   node dist/bench/scenarios-bench.js [--seeds 5] [--scenarios a,b] [--rates 2,20,50,100]
- *     [--tiers 1] [--steady-s 3600] [--weight 1]
+ *     [--tiers 1] [--steady-s 3600] [--weight 1] [--prediction-threshold 0.2] [--prediction-gain 1.5]
  *
  * Rate: the rule's total arrival rate. With the primary weight at 1 (below) all of it goes to
  * the primary until the engine moves traffic, so "tx/s per processor" as issue 5 puts it is
@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { STAGES } from '../workers/stages.js';
+import { resolveForesightConfig, type ForesightConfig } from '../src/engine/foresight/policy.js';
 import { runInProcess, type Tier } from './sim/engine-adapter.js';
 import { getScenario, listScenarios, type Scenario } from './sim/scenarios.js';
 import { table } from './lib/load.js';
@@ -61,6 +62,8 @@ interface Options {
   tiers: Tier[];
   steadyMs: number;
   weight: number;
+  /** Tier 2 policy overrides (the tenant's prediction_action_threshold / prediction_shift_gain). */
+  foresight: Partial<ForesightConfig>;
 }
 
 function list(raw: string, what: string, ok: (v: string) => boolean): string[] {
@@ -80,6 +83,8 @@ function parseCli(argv: string[]): Options {
       tiers: { type: 'string', default: '1' },
       'steady-s': { type: 'string', default: '3600' },
       weight: { type: 'string', default: '1' },
+      'prediction-threshold': { type: 'string' },
+      'prediction-gain': { type: 'string' },
     },
   });
   const positive = (v: string): boolean => Number(v) > 0 && Number.isFinite(Number(v));
@@ -95,6 +100,10 @@ function parseCli(argv: string[]): Options {
     tiers: list(values.tiers, 'tiers', (v) => ['1', '2', '3'].includes(v)).map((v) => Number(v) as Tier),
     steadyMs: Number(values['steady-s']) * 1000,
     weight,
+    foresight: {
+      ...(values['prediction-threshold'] !== undefined && { actionThreshold: Number(values['prediction-threshold']) }),
+      ...(values['prediction-gain'] !== undefined && { shiftGain: Number(values['prediction-gain']) }),
+    },
   };
 }
 
@@ -114,6 +123,7 @@ async function main(): Promise<void> {
         : `registered stages: ${stageNames.join(', ')}`,
     );
   }
+  const foresight = resolveForesightConfig(o.foresight);
   const t0 = performance.now();
   const runs: RunMetrics[] = [];
   for (const tier of o.tiers) {
@@ -122,7 +132,7 @@ async function main(): Promise<void> {
       const s0 = performance.now();
       for (const rate of o.rates) {
         for (let seed = 1; seed <= o.seeds; seed++) {
-          const run = await runInProcess({ scenario, ratePerSec: rate, seed, tier, primaryWeight: o.weight });
+          const run = await runInProcess({ scenario, ratePerSec: rate, seed, tier, primaryWeight: o.weight, configExtras: { foresight } });
           runs.push(measureRun(run, rate, seed, tier, o.weight));
         }
       }

@@ -14,7 +14,7 @@
  * The stage is always "enabled" in the pipeline's sense so that switching prediction off at
  * runtime also clears the published probabilities; when off it costs two comparisons per rule.
  */
-import { DecisionSource, PF_ERROR_RATE, PF_FAILURE_PROB } from '../../shared/layout.js';
+import { DecisionSource, PF_ERROR_RATE, PF_FAILURE_PROB, PF_SAMPLE_COUNT } from '../../shared/layout.js';
 import type { DecisionFields } from '../../shared/decision.js';
 import type { TenantEngineConfig } from '../../../workers/protocol.js';
 import type { ProcessorContext, RuleStage, RuleStageContext } from '../../../workers/stages.js';
@@ -93,6 +93,7 @@ export function createForesightStage(opts: ForesightStageOptions = {}): RuleStag
         fc,
         procF64[ctx.primary.row + PF_ERROR_RATE],
         procF64[ctx.secondary.row + PF_ERROR_RATE],
+        procF64[ctx.primary.row + PF_SAMPLE_COUNT] + (ctx.sameProcessor ? 0 : procF64[ctx.secondary.row + PF_SAMPLE_COUNT]),
       );
       if (share < decision.primaryShare) {
         decision.primaryShare = share;
