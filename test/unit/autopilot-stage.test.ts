@@ -278,9 +278,10 @@ describe('learning', () => {
     const model = approvals(0.9, 0.96);
     const first = routedDuring(s, 60_000, model);
     const next = routedDuring(s, 180_000, model);
-    // Seed 3: 93.6 % of the first minute's traffic already on the secondary, 98.5 % from 1 to 3
-    // minutes (seeds 1-8: 84-94 % and 97.7-98.5 %; the floor keeps 2 % on the primary).
-    expect(first[1] / (first[0] + first[1])).toBeGreaterThan(0.8);
+    // The configured 90/10 holds until the credible intervals separate (issue 17: ties keep the
+    // operator's weights), so the first minute is split (seed 3: ~60 % on the secondary); from 1
+    // to 3 minutes ≥ 95 % (the floor keeps 2 % on the primary).
+    expect(first[1] / (first[0] + first[1])).toBeGreaterThan(0.5);
     expect(next[1] / (next[0] + next[1])).toBeGreaterThan(0.95);
     expect(weights(s)).toEqual([0.02, 0.98]);
     expect(s.source()).toBe(DecisionSource.Mab);
