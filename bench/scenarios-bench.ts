@@ -47,7 +47,7 @@ detect: routed traffic left the primary (score.ts: under half of the last 1 s we
 failover: the engine's failover.triggered of the primary, from the incident start. "never": some seed never did.
 failed in incident: failed payments (declines included, either processor) from incident start to end, mean per run.
 false FO/h: score.ts away episodes outside [incident start - 60 s, incident end) per simulated hour; the 1 s share
-  window has no hysteresis, so the linear shift back after a recovery (share crossing 0.5) counts several.
+  window has no hysteresis, so a share hovering near 0.5 counts several episodes.
 false trips/h: engine failovers of the primary outside that window. regret: mean per payment of the best success
   probability of the moment minus the chosen one's. back: incident end to traffic back on the primary (score.ts;
   at 2 tx/s the 1 s window holds ~2 payments, so one recovery probe reads as "back"). recovered: incident end to the

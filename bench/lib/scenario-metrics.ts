@@ -5,7 +5,7 @@
  * - the simulator's score (bench/sim/score.ts): from routed traffic, tier-neutral (a Tier 2
  *   share cut or a Tier 3 allocation counts the same as a failover), but its 1 s trailing
  *   share window adds about half a second of measurement lag, and with no hysteresis a share
- *   hovering near 0.5 (the linear shift back after a recovery) reads as many short episodes;
+ *   hovering near 0.5 reads as many short episodes;
  * - the engine's own transitions (failover.triggered, processor.degraded), exact to the
  *   evaluation that made the decision, and what issue 3's Tier 1 numbers are about.
  */

@@ -5,9 +5,10 @@
  * - prediction enabled: advance both processors' GRUs (one step per STEP_MS, see state.ts),
  *   publish their calibrated failure probabilities (PF_FAILURE_PROB and the decision's
  *   probabilities), and cut the primary share in proportion to the primary's risk and the
- *   secondary's advantage as policy.ts describes, with decision source `prediction`. When Tier 1 overrides (a processor failed_over, a shift back in progress,
- *   a self-fallback rule) the probabilities are still published but the share is Tier 1's;
- *   the pipeline enforces that too.
+ *   secondary's advantage as policy.ts describes, with decision source `prediction`. When
+ *   Tier 1 overrides (a processor failed_over, its slow-start recovery included, a
+ *   self-fallback rule) the probabilities are still published but the share is Tier 1's; the
+ *   pipeline enforces that too.
  * - prediction disabled: the probabilities are NaN (null in the API) and the stage's state is
  *   cleared, so re-enabling starts cold; the decision is untouched, i.e. exactly Tier 1.
  *
