@@ -6,8 +6,8 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
 COPY workers ./workers
-COPY bench ./bench
 COPY models ./models
+# bench/ is not in the build context (.dockerignore): the image ships no benchmark code.
 RUN npx tsc -p tsconfig.json
 
 # Production dependencies only (native lmdb and uWS binaries come prebuilt from npm).
@@ -25,12 +25,18 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY package.json ./
 COPY --from=deps /app/node_modules ./node_modules
-COPY --from=build /app/dist ./dist
+COPY --from=build /app/dist/src ./dist/src
+COPY --from=build /app/dist/workers ./dist/workers
 COPY models ./models
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
 EXPOSE 8000
+# Readiness (GET /ready: store writable, worker pool answering, evaluation current), with the
+# node binary the image already has (no curl in the slim image). Orchestrators with separate
+# probes should use GET / for liveness and GET /ready for readiness.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8000)+'/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # SIGTERM drains in-flight requests and flushes LMDB before exiting.
 STOPSIGNAL SIGTERM
 CMD ["node", "dist/src/main.js"]

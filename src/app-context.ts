@@ -9,6 +9,7 @@ import type { TenantRegistry } from './tenants/registry.js';
 import type { Tenant } from './tenants/tenant.js';
 import type { RecordedOutcome } from './routing/outcome.js';
 import type { WebhookDispatcher } from './webhooks/dispatcher.js';
+import type { AuditTrail } from './audit/audit-trail.js';
 
 /** What the HTTP layer needs from the engine (health evaluation and the tiers). */
 export interface EngineFacade {
@@ -26,6 +27,8 @@ export interface AppContext {
   rules: RuleService;
   metrics: Metrics;
   engine: EngineFacade;
+  /** The change audit: every write is recorded (`await app.audit.record(ctx, change)`) before the answer. */
+  audit: AuditTrail;
   /** Webhook registry and event publishing: `webhooks.publish(tenantId, eventType, data, atMs)`. */
   webhooks?: WebhookDispatcher;
 }

@@ -3,6 +3,7 @@
  * stops the start with a message naming the variable (ConfigError).
  */
 import { parseApiKeys, type ApiKeyTable } from './http/api-keys.js';
+import { MAX_RATE_LIMIT_RPS } from './http/rate-limit.js';
 
 export interface Config {
   port: number;
@@ -17,10 +18,12 @@ export interface Config {
   webhookTimeoutMs: number;
   webhookBackoffMs: number[];
   maxBodyBytes: number;
-  /** Requests per second per API key (burst: twice that); 0 = no limit. Not applied in development mode. */
+  /** Default requests per second per tenant, all its keys together (burst: twice that); 0 = no limit (the default). */
   rateLimitRps: number;
   requestTimeoutMs: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** Start with an empty store when the stored one is missing or damaged (its files are moved aside, not deleted). */
+  storeStartFresh: boolean;
 }
 
 export class ConfigError extends Error {
@@ -79,7 +82,12 @@ export function loadConfig(env: Env = process.env): Config {
     }
   }
   let apiKeys: ApiKeyTable | null = null;
-  if (env.SERVICE_API_KEYS !== undefined && env.SERVICE_API_KEYS.trim() !== '') {
+  // Unset = development mode (warned about at start). Set but empty or unparsable stops the
+  // start: a typo must never turn authentication off silently.
+  if (env.SERVICE_API_KEYS !== undefined) {
+    if (env.SERVICE_API_KEYS.trim() === '') {
+      throw new ConfigError('SERVICE_API_KEYS', 'is set but empty; give at least one key (key:tenant), or unset it for development mode without authentication');
+    }
     try {
       apiKeys = parseApiKeys(env.SERVICE_API_KEYS);
     } catch (e) {
@@ -108,8 +116,9 @@ export function loadConfig(env: Env = process.env): Config {
     webhookTimeoutMs: int(env, 'SERVICE_WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
     webhookBackoffMs,
     maxBodyBytes: int(env, 'SERVICE_MAX_BODY_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
-    rateLimitRps: int(env, 'SERVICE_RATE_LIMIT_RPS', 10_000, 0, 10_000_000),
+    rateLimitRps: int(env, 'SERVICE_RATE_LIMIT_RPS', 0, 0, MAX_RATE_LIMIT_RPS),
     requestTimeoutMs: int(env, 'SERVICE_REQUEST_TIMEOUT_MS', 10_000, 100, 600_000),
     logLevel: logLevel as Config['logLevel'],
+    storeStartFresh: bool(env, 'SERVICE_STORE_START_FRESH', false),
   };
 }

@@ -20,10 +20,14 @@ export const ErrorCodes = {
   TENANT_NOT_FOUND: 404,
   WEBHOOK_NOT_FOUND: 404,
   DELIVERY_NOT_FOUND: 404,
+  OVERRIDE_NOT_FOUND: 404,
+  PROCESSOR_NOT_FOUND: 404,
+  DECISION_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   RULE_ALREADY_EXISTS: 409,
   ONBOARDING_CONFLICT: 409,
   DELIVERY_IN_PROGRESS: 409,
+  ENGINE_STATE_CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   VALIDATION_FAILED: 422,
   LIMIT_EXCEEDED: 422,
@@ -31,6 +35,8 @@ export const ErrorCodes = {
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
+  STORAGE_UNAVAILABLE: 503,
+  STORAGE_FULL: 507,
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;
@@ -88,8 +94,14 @@ export const errors = {
   limit: (field: string, message: string) => new ServiceError('LIMIT_EXCEEDED', message, [{ field, message }]),
   unavailable: (message: string) => new ServiceError('SERVICE_UNAVAILABLE', message, undefined, { 'Retry-After': '1' }),
   internal: () => new ServiceError('INTERNAL_ERROR', 'internal error'),
-  rateLimited: (retryAfterS: number, rps: number) =>
-    new ServiceError('RATE_LIMITED', `rate limit of ${rps} requests per second for this API key exceeded`, [{ field: 'X-API-Key', message: 'too many requests' }], {
+  storageFull: () =>
+    new ServiceError('STORAGE_FULL', 'the service is out of storage space; nothing was changed. Routing continues; retry once space is freed', undefined, {
+      'Retry-After': '30',
+    }),
+  storageUnavailable: () =>
+    new ServiceError('STORAGE_UNAVAILABLE', 'the store could not commit this write; nothing was changed. Retry later', undefined, { 'Retry-After': '5' }),
+  rateLimited: (retryAfterS: number, rps: number, tenantId: string) =>
+    new ServiceError('RATE_LIMITED', `rate limit of ${rps} requests per second for tenant "${tenantId}" (all its API keys together) exceeded`, [{ field: 'X-API-Key', message: 'too many requests for this tenant' }], {
       'Retry-After': String(retryAfterS),
     }),
   requestTimeout: () => new ServiceError('REQUEST_TIMEOUT', 'the request body did not arrive in time', [{ field: 'body', message: 'incomplete' }]),
@@ -97,6 +109,14 @@ export const errors = {
     new ServiceError('WEBHOOK_NOT_FOUND', `webhook "${id}" not found`, [{ field: 'webhook_id', message: 'no such webhook' }]),
   deliveryNotFound: (id: string) =>
     new ServiceError('DELIVERY_NOT_FOUND', `delivery "${id}" not found`, [{ field: 'delivery_id', message: 'no such delivery of this webhook' }]),
+  overrideNotFound: (message: string, field: string) => new ServiceError('OVERRIDE_NOT_FOUND', message, [{ field, message: 'no override in force' }]),
+  processorNotFound: (id: string) =>
+    new ServiceError('PROCESSOR_NOT_FOUND', `no rule of this tenant has processor "${id}"`, [{ field: 'processor_id', message: 'no such processor in any rule' }]),
+  decisionNotFound: (id: string) =>
+    new ServiceError('DECISION_NOT_FOUND', `no decision recorded for transaction "${id}" (unknown, or older than the retention)`, [
+      { field: 'transaction_id', message: 'no such decision' },
+    ]),
+  engineState: (message: string) => new ServiceError('ENGINE_STATE_CONFLICT', message, [{ field: 'rule_id', message }]),
   deliveryInProgress: (id: string) =>
     new ServiceError('DELIVERY_IN_PROGRESS', `delivery "${id}" is still pending; redeliver it once it has been delivered or has failed`, [
       { field: 'delivery_id', message: 'still pending' },

@@ -1,9 +1,13 @@
 /** Process entry point: start the service, stop it gracefully on SIGTERM/SIGINT. */
 import { ConfigError, loadConfig } from './config.js';
 import { log } from './log.js';
+import { installProcessGuard } from './process-guard.js';
 import { startService } from './service.js';
+import { StartupError } from './startup-error.js';
+import { StoreFileError } from './store/store-files.js';
 
 async function main(): Promise<void> {
+  installProcessGuard();
   let config;
   try {
     config = loadConfig();
@@ -33,6 +37,16 @@ async function main(): Promise<void> {
 }
 
 main().catch((e) => {
+  if (e instanceof StartupError) {
+    process.stderr.write(`start-up error: ${e.message}\n`);
+    log.error('start failed', { err: e.message });
+    process.exit(1);
+  }
+  if (e instanceof StoreFileError) {
+    log.error('store check failed', { err: e.message });
+    process.stderr.write(`store error: ${e.message}\n`);
+    process.exit(3);
+  }
   log.error('start failed', { err: String((e as Error)?.stack ?? e) });
   process.exit(1);
 });

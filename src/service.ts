@@ -5,7 +5,7 @@
  * stop webhook delivery (in-flight attempts finish or are cut within 3 s; unfinished deliveries
  * stay pending for the next start), flush and close the store.
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import uws from '@trufflesuite/uws-js-unofficial';
 import type { AppContext } from './app-context.js';
 import { loadConfig, type Config } from './config.js';
@@ -24,6 +24,13 @@ import { webhookEndpoints } from './http/resources/webhooks.js';
 import { onboardingEndpoints } from './http/resources/onboarding.js';
 import { tenantEndpoints } from './http/resources/tenants.js';
 import { shadowEndpoints } from './http/resources/shadow.js';
+import { readinessEndpoints } from './http/resources/readiness.js';
+import { checkReadiness } from './readiness.js';
+import { registerOperationsMetrics } from './metrics/operations.js';
+import { overrideEndpoints } from './http/resources/overrides.js';
+import { OverrideService } from './overrides/override-service.js';
+import { AuditTrail } from './audit/audit-trail.js';
+import { auditEndpoints } from './http/resources/audit.js';
 import { ShadowService } from './shadow/shadow-service.js';
 import { Router } from './http/router.js';
 import { RateLimiter } from './http/rate-limit.js';
@@ -34,6 +41,10 @@ import { RuleService } from './rules/rule-service.js';
 import { buildOpenApi } from './schemas/openapi.js';
 import { SharedTables } from './shared/tables.js';
 import { LmdbStore } from './store/lmdb-store.js';
+import { DataDirLock } from './store/data-dir-lock.js';
+import { listenExclusive } from './http/listen.js';
+import { checkStoreFiles, markStoreCreated } from './store/store-files.js';
+import { registerStoreGauges } from './metrics/store-gauges.js';
 import { TenantRegistry } from './tenants/registry.js';
 import { settingsForTier } from './tenants/tenant.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
@@ -51,12 +62,26 @@ function packageVersion(): string {
   return pkg.version;
 }
 
+/** Checks the store's files before mapping them (refusing a damaged or vanished store), then opens it. */
+function openStore(dataDir: string, startFresh: boolean): LmdbStore {
+  mkdirSync(dataDir, { recursive: true });
+  const check = checkStoreFiles(dataDir, startFresh);
+  if (check.reason !== null) {
+    log.warn('store moved aside; starting with an empty store (SERVICE_STORE_START_FRESH)', { reason: check.reason, moved: check.movedAside });
+  }
+  const store = new LmdbStore(dataDir);
+  markStoreCreated(dataDir);
+  return store;
+}
+
 export async function startService(config: Config = loadConfig()): Promise<RunningService> {
   setLogLevel(config.logLevel);
   // The workers load the Foresight model lazily; loading it here first makes a deployment
   // without `models/` fail at start, not quietly at the first Tier 2 evaluation.
   loadModel();
-  const store = new LmdbStore(config.dataDir);
+  // Before the store is checked or opened: a second process on this directory must not touch it.
+  const dirLock = DataDirLock.acquire(config.dataDir);
+  const store = openStore(config.dataDir, config.storeStartFresh);
   const tables = new SharedTables();
   const configuredTenants = config.apiKeys ? config.apiKeys.tenants() : ['default'];
   const tenants = new TenantRegistry(configuredTenants, settingsForTier(config.tier, config.shadowMode));
@@ -64,15 +89,24 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
 
   const engine = new EngineService({ tables, tenants, store, metrics, intervalMs: config.evalIntervalMs });
   const rules = new RuleService(store, tables, tenants, engine, MAX_RULES_PER_TENANT);
-  const app: AppContext = { config, version: packageVersion(), store, tables, tenants, rules, metrics, engine };
+  const audit = new AuditTrail(store);
+  const app: AppContext = { config, version: packageVersion(), store, tables, tenants, rules, metrics, engine, audit };
   const configs = new TenantConfigService(store, tenants);
   configs.load();
   const shadow = new ShadowService({ store, tables, tenants });
+  const rateLimiter = new RateLimiter(config.rateLimitRps);
+  for (const t of tenants.all()) rateLimiter.configure(t.id, t.rateLimitRps);
   configs.onChange((t) => {
     engine.configChanged(t);
     shadow.settingsChanged(t);
+    rateLimiter.configure(t.id, t.rateLimitRps);
   });
+  const overrides = new OverrideService(store, tenants);
+  rules.overrides = overrides;
+  overrides.onExpired = (t, rec) =>
+    audit.recordSystem(t.id, { action: 'override.expired', target_type: rec.scope === 'rule' ? 'override' : 'processor', target_id: rec.rule_id ?? rec.processor_id, before: rec, after: null });
   const loaded = rules.load();
+  overrides.load();
   const webhooks = new WebhookDispatcher({ store, config, metrics, version: app.version });
   app.webhooks = webhooks;
   await webhooks.start();
@@ -81,27 +115,44 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
   shadow.start(); // after engine.start(): it reads the restored failover counters
   registerEngineGauges(metrics, tenants, config.tier);
 
+  registerOperationsMetrics(metrics, { engineStats: () => engine.stats(), webhookBacklog: () => webhooks.pendingCount() });
+  metrics.gauge('service_engine_cycle_interval_seconds', 'configured evaluation interval in seconds (SERVICE_EVAL_INTERVAL_MS)', [], (g) =>
+    g.set(config.evalIntervalMs / 1000),
+  );
   metrics.gauge('service_store_connected', 'backing-store connectivity, 0 or 1', [], (g) => g.set(store.connected() ? 1 : 0));
+  registerStoreGauges(metrics, store);
 
   const endpoints: Endpoint[] = [];
   endpoints.push(
     ...rootEndpoints(app, () => buildOpenApi(endpoints, app.version, config.apiKeys !== null)),
+    ...readinessEndpoints(() =>
+      checkReadiness({
+        store,
+        pingPool: (ms) => engine.pingPool(ms),
+        engineRunning: () => engine.running(),
+        intervalMs: config.evalIntervalMs,
+        engineStartedAtMs: () => engine.startedAtMs,
+        lastCycleEndMs: () => engine.stats().lastCycleEndMs,
+      }),
+    ),
     ...routingEndpoints(app, shadow),
     ...ruleEndpoints(app),
     ...statsEndpoints(app, (tenantId) => engine.banditRuleCount(tenantId)),
     ...healthEndpoints(app, engine),
     ...configEndpoints(app, configs),
-    ...webhookEndpoints(webhooks),
+    ...webhookEndpoints(webhooks, audit),
     ...onboardingEndpoints(app),
     ...tenantEndpoints(app),
     ...shadowEndpoints(app, shadow),
+    ...overrideEndpoints(app, engine, overrides),
+    ...auditEndpoints(app),
   );
 
   const router = new Router({
     apiKeys: config.apiKeys,
     cors: new CorsPolicy(config.corsOrigins),
     maxBodyBytes: config.maxBodyBytes,
-    rateLimiter: config.apiKeys && config.rateLimitRps > 0 ? new RateLimiter(config.rateLimitRps, 2 * config.rateLimitRps) : null,
+    rateLimiter,
     requestTimeoutMs: config.requestTimeoutMs,
     observe: (m, p, s, secs) => metrics.observeRequest(m, p, s, secs),
     onInternalError: (err, method, path) => log.error('unhandled error', { method, path, err: String((err as Error)?.stack ?? err) }),
@@ -109,10 +160,11 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
   const server = uws.App();
   router.mount(server, endpoints);
 
-  const listenSocket = await new Promise<uws.us_listen_socket>((resolve, reject) => {
-    server.listen(config.host, config.port, (sock) => (sock ? resolve(sock) : reject(new Error(`cannot listen on ${config.host}:${config.port}`))));
-  });
+  const listenSocket = await listenExclusive(server, config.host, config.port);
   const port = uws.us_socket_local_port(listenSocket);
+  if (config.apiKeys === null) {
+    log.warn('development mode: SERVICE_API_KEYS is not set, so requests are not authenticated and all are served as tenant "default"; set keys before exposing the service');
+  }
   log.info('service started', { host: config.host, port, rules: loaded, tenants: configuredTenants.length, auth: config.apiKeys !== null });
 
   let stopping: Promise<void> | null = null;
@@ -120,10 +172,12 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
     (stopping ??= (async () => {
       uws.us_listen_socket_close(listenSocket);
       await Promise.race([router.drain(), new Promise((r) => setTimeout(r, 10_000))]);
+      overrides.stop();
       await engine.stop();
       await shadow.stop();
       await webhooks.stop();
       await store.close();
+      dirLock.release();
       log.info('service stopped');
     })());
   return { port, app, stop };

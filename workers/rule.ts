@@ -6,6 +6,8 @@
 import { publishDecision, type DecisionFields } from '../src/shared/decision.js';
 import {
   DecisionSource,
+  ManualCommand,
+  PF_ERROR_RATE,
   PF_LAST_EVAL_MS,
   PROC_F64_STRIDE,
   PROCS_PER_RULE,
@@ -15,6 +17,7 @@ import {
   RF_PRIMARY_SHARE,
   RF_SAME_PROCESSOR,
   RI_ACTIVE,
+  RI_COMMAND,
   RI_DECISION_SOURCE,
   RI_GENERATION,
   RI_RUN_PRIMARY,
@@ -35,6 +38,7 @@ import { followUpAt, tier1Overrides, tier1Share } from '../src/engine/tier1/shar
 import { newSignals, readSignals } from '../src/engine/tier1/signals.js';
 import { Role, stepProcessor, type StatusChange } from '../src/engine/tier1/state-machine.js';
 import { newProcState, readProcState, writeProcState } from '../src/engine/tier1/state.js';
+import { applyManualCommand } from '../src/engine/tier1/manual.js';
 import type { Transition } from '../src/engine/transitions.js';
 import type { TenantEngineConfig } from './protocol.js';
 import type { ProcessorContext, RuleStage, RuleStageContext } from './stages.js';
@@ -110,9 +114,12 @@ export function evaluateRule(
     p.window = p.windowIndex >= 0 ? views.windows[p.windowIndex >> WINDOW_SHIFT] : undefined;
   }
 
+  // An operator command (POST /v1/rules/{id}/failover or /recover) is taken exactly once.
+  const command = Atomics.load(seg.ruleI32, ib + RI_COMMAND) === ManualCommand.None ? ManualCommand.None : (Atomics.exchange(seg.ruleI32, ib + RI_COMMAND, 0) as ManualCommand);
+
   // A rule that has never seen an outcome (and holds no restored state) has nothing to judge:
   // leave its rows untouched, so their memory pages are never made resident.
-  if (ctx.primary.windowIndex < 0 && ctx.secondary.windowIndex < 0) {
+  if (command === ManualCommand.None && ctx.primary.windowIndex < 0 && ctx.secondary.windowIndex < 0) {
     const pr = ctx.primary.row;
     const sr = ctx.secondary.row;
     if (seg.procF64[pr + PF_LAST_EVAL_MS] === 0 && seg.procF64[sr + PF_LAST_EVAL_MS] === 0) return true;
@@ -124,12 +131,13 @@ export function evaluateRule(
   for (let k = 0; k < judged; k++) {
     const p = procs[k];
     const st = readProcState(seg.procF64, p.row, states[k]);
+    const role = same ? Role.Sole : k === 0 ? Role.Primary : Role.Secondary;
+    changes.length = 0;
+    if (command !== ManualCommand.None) applyManualCommand(command, st, role, seg.procF64[p.row + PF_ERROR_RATE], cfg, nowMs, changes);
     const w = p.windowIndex & WINDOW_MASK;
     readHealth(p.window, w, nowMs, health[k]);
     const run = same ? Math.max(runP, runS) : k === 0 ? runP : runS;
     readSignals(p.window, w, nowMs, st, run, cfg, signals[k]);
-    const role = same ? Role.Sole : k === 0 ? Role.Primary : Role.Secondary;
-    changes.length = 0;
     stepProcessor(st, signals[k], role, cfg, nowMs, changes);
     writeProcState(seg.procF64, p.row, st);
     writeHealth(seg.procF64, p.row, health[k]);

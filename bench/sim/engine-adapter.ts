@@ -170,7 +170,7 @@ export class InProcessEngine implements EngineAdapter {
     this.catchUp(nowMs);
     const rule = matchRule(this.tenant, ROUTE_REQUEST);
     if (rule === undefined) throw new Error('in-process engine: the rule does not match its own transaction');
-    const d = decide(this.tables, rule, this.router.next());
+    const d = decide(this.tables, rule, this.router.next(), this.tenant.settings.predictionEnabled);
     this.tenant.counters.routed++;
     return { processorId: d.processor_id, weight: d.weight, decisionSource: d.decision_source, failureProbability: d.failure_probability };
   }

@@ -11,7 +11,7 @@ import type { EngineFacade } from '../app-context.js';
 import { log } from '../log.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { RuleLifecycle } from '../rules/rule-service.js';
-import { DecisionSource, RI_DECISION_SOURCE, RI_WINDOW_PRIMARY, RI_WINDOW_SECONDARY, RULE_I32_STRIDE, RULE_MASK, RULE_SHIFT } from '../shared/layout.js';
+import { DecisionSource, ManualCommand, RI_COMMAND, RI_RUN_PRIMARY, RI_RUN_SECONDARY, RI_DECISION_SOURCE, RI_WINDOW_PRIMARY, RI_WINDOW_SECONDARY, RULE_I32_STRIDE, RULE_MASK, RULE_SHIFT } from '../shared/layout.js';
 import type { SharedTables } from '../shared/tables.js';
 import type { Collection, Log, Store } from '../store/store.js';
 import type { TenantRegistry } from '../tenants/registry.js';
@@ -25,6 +25,9 @@ import { wantsEarlyEvaluation } from './fast-path.js';
 import { engineConfigFor } from './tenant-engine-config.js';
 import type { Transition, TransitionEvent } from './transitions.js';
 import type { FailoverEventData, ProcessorEventData } from '../webhooks/events.js';
+
+/** Failed audit appends kept for retry while the store refuses writes. */
+export const MAX_UNSAVED_EVENTS = 10_000;
 
 export type EventPublisher = (tenantId: string, eventType: TransitionEvent, data: FailoverEventData | ProcessorEventData, atMs: number) => void;
 
@@ -56,8 +59,16 @@ export class EngineService implements EngineFacade, RuleLifecycle {
   private readonly configs = new Map<string, TenantEngineConfig>();
   private publish: EventPublisher = () => {};
   private started = false;
+  /** When start() ran, epoch ms (readiness: the reference before the first cycle). */
+  startedAtMs = NaN;
   private stopped = false;
   private pendingWrites = new Set<Promise<unknown>>();
+  /** Audit events whose append failed (store full): retried at every checkpoint, oldest dropped past the cap. */
+  private unsavedEvents: { tenantId: string; atMs: number; ev: FailoverEventRecord }[] = [];
+  /** Engine writes refused since the store last took one (logged once per episode, not per write). */
+  private failedWrites = 0;
+  /** Operator commands waiting for the evaluation that takes them, per tenant. */
+  private readonly commandWaiters = new Map<string, { rule: LiveRule; done: () => void }[]>();
 
   constructor(private readonly o: EngineServiceOptions) {
     this.events = o.store.log<FailoverEventRecord>('failover_events');
@@ -71,6 +82,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
       getShards: () => this.shards(),
       onTransitions: (shardId, ts) => this.onTransitions(shardId, ts),
       onEvaluated: (shardId) => this.checkpoint(shardId),
+      onCycle: (ms) => o.metrics.engineCycleSeconds.observe(ms / 1000),
       onError: (shardId, err) => log.error('evaluation failed', { tenant: shardId, err: String((err as Error)?.stack ?? err) }),
     });
   }
@@ -91,6 +103,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
     }
     this.scheduler.start();
     this.started = true;
+    this.startedAtMs = Date.now();
   }
 
   async stop(): Promise<void> {
@@ -107,6 +120,18 @@ export class EngineService implements EngineFacade, RuleLifecycle {
 
   stats() {
     return this.scheduler.stats();
+  }
+
+  intervalMs(): number {
+    return this.o.intervalMs;
+  }
+
+  /** Resolves once the worker pool has answered an empty task (readiness). */
+  pingPool(timeoutMs: number): Promise<void> {
+    // An empty task evaluates no rule, so any tenant's configuration will do.
+    const first = this.o.tenants.all()[Symbol.iterator]().next();
+    if (first.done) return Promise.reject(new Error('no tenant configured'));
+    return this.scheduler.ping(this.configOf(first.value), timeoutMs);
   }
 
   /** The resolved engine configuration of a tenant (cached until its settings change). */
@@ -164,12 +189,86 @@ export class EngineService implements EngineFacade, RuleLifecycle {
   release(tenant: Tenant, slot: number): void {
     const rule = this.bySlot.get(slot);
     if (rule) this.track(this.checkpoints.remove(tenant.id, rule.record.rule_id));
+    this.freeWhenIdle(tenant, slot, rule);
+  }
+
+  shardBusy(tenant: Tenant): boolean {
+    return this.scheduler.busy(tenant.id);
+  }
+
+  whenShardIdle(tenant: Tenant): Promise<void> {
+    return this.scheduler.whenIdle(tenant.id);
+  }
+
+  /**
+   * A PATCH moved the rule to a new slot (no task is running on the tenant now): the old slot
+   * goes, the rule's checkpoint is rewritten from the new one at once (a processor that left
+   * the rule must not come back at the next start), and the rule is evaluated soon.
+   */
+  replaced(tenant: Tenant, oldSlot: number, rule: LiveRule): void {
+    this.freeWhenIdle(tenant, oldSlot, this.bySlot.get(oldSlot));
+    this.track(this.checkpoints.put(tenant.id, rule.record.rule_id, Array.from(snapshotRule(this.o.tables, rule.slot))));
+    if (this.started) this.scheduler.requestEvaluation(tenant.id);
+  }
+
+  private freeWhenIdle(tenant: Tenant, slot: number, rule: LiveRule | undefined): void {
     // The tenant's slot list no longer has the slot; a task already running may still read
     // it, so the slot is recycled only once the tenant's shard is idle.
     this.scheduler.whenIdle(tenant.id).then(() => {
       if (this.bySlot.get(slot) === rule) this.bySlot.delete(slot);
       this.o.tables.freeRule(slot);
     });
+  }
+
+  // ── operator commands ────────────────────────────────────────────────────────────────
+  /**
+   * Hands `cmd` to the rule's next evaluation (requested now) and resolves once a worker has
+   * applied it, so the caller can answer with the rule's new health. The caller checks that
+   * the command applies (e.g. the primary is not already failed_over); the worker re-checks.
+   */
+  command(tenant: Tenant, rule: LiveRule, cmd: ManualCommand, timeoutMs = 10_000): Promise<void> {
+    if (!this.running()) return Promise.reject(new Error('engine not running'));
+    const seg = this.o.tables.ruleSegs[rule.slot >> RULE_SHIFT];
+    const ib = (rule.slot & RULE_MASK) * RULE_I32_STRIDE;
+    if (cmd === ManualCommand.Recover) {
+      // The front thread owns the run counters: a finished outage's run must not trip it again.
+      Atomics.store(seg.ruleI32, ib + RI_RUN_PRIMARY, 0);
+      Atomics.store(seg.ruleI32, ib + RI_RUN_SECONDARY, 0);
+    }
+    Atomics.store(seg.ruleI32, ib + RI_COMMAND, cmd);
+    return new Promise<void>((resolve, reject) => {
+      const waiters = this.commandWaiters.get(tenant.id) ?? [];
+      const timer = setTimeout(() => {
+        const i = waiters.indexOf(w);
+        if (i >= 0) waiters.splice(i, 1);
+        reject(new Error('the engine did not take the command in time'));
+      }, timeoutMs);
+      const w = {
+        rule,
+        done: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+      waiters.push(w);
+      this.commandWaiters.set(tenant.id, waiters);
+      this.scheduler.requestEvaluation(tenant.id);
+    });
+  }
+
+  /** After an evaluation of the tenant: wake the commands it took. */
+  private settleCommands(tenantId: string): void {
+    const waiters = this.commandWaiters.get(tenantId);
+    if (!waiters) return;
+    const left = waiters.filter((w) => {
+      const seg = this.o.tables.ruleSegs[w.rule.slot >> RULE_SHIFT];
+      if (Atomics.load(seg.ruleI32, (w.rule.slot & RULE_MASK) * RULE_I32_STRIDE + RI_COMMAND) !== ManualCommand.None) return true;
+      // The failover event of the command is being appended to the audit trail: answer after it.
+      void Promise.allSettled([...this.pendingWrites]).then(w.done);
+      return false;
+    });
+    if (left.length > 0) this.commandWaiters.set(tenantId, left);
+    else this.commandWaiters.delete(tenantId);
   }
 
   // ── results ──────────────────────────────────────────────────────────────────────────
@@ -183,7 +282,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
         const ev = failoverEventOf(rule.record, t);
         tenant.counters.failovers++;
         this.o.metrics.failovers.inc(failoverLabels(tenantId, ev));
-        this.track(this.events.append(tenantId, t.atMs, ev));
+        this.appendEvent(tenantId, t.atMs, ev);
       }
       log.info('processor transition', { tenant: tenantId, rule_id: rule.record.rule_id, event: t.event, from: t.from, to: t.to, reason: t.reason });
       try {
@@ -196,8 +295,10 @@ export class EngineService implements EngineFacade, RuleLifecycle {
 
   /** Checkpoints the rules of a tenant that have seen traffic, and its counters. */
   private checkpoint(tenantId: string): void {
+    this.settleCommands(tenantId);
     const tenant = this.o.tenants.find(tenantId);
     if (!tenant) return;
+    this.retryUnsavedEvents();
     const tables = this.o.tables;
     for (const rule of tenant.rules.values()) {
       const seg = tables.ruleSegs[rule.slot >> RULE_SHIFT];
@@ -211,13 +312,46 @@ export class EngineService implements EngineFacade, RuleLifecycle {
     if (pruning !== null) this.track(pruning);
   }
 
+  private appendEvent(tenantId: string, atMs: number, ev: FailoverEventRecord): void {
+    this.track(
+      this.events.append(tenantId, atMs, ev).catch((e) => {
+        this.unsavedEvents.push({ tenantId, atMs, ev });
+        if (this.unsavedEvents.length > MAX_UNSAVED_EVENTS) {
+          this.unsavedEvents.splice(0, this.unsavedEvents.length - MAX_UNSAVED_EVENTS);
+          log.error('failover audit events dropped: the store has refused writes for too long', { kept: MAX_UNSAVED_EVENTS });
+        }
+        throw e;
+      }),
+    );
+  }
+
+  private retryUnsavedEvents(): void {
+    if (this.unsavedEvents.length === 0) return;
+    const batch = this.unsavedEvents;
+    this.unsavedEvents = [];
+    for (const u of batch) this.appendEvent(u.tenantId, u.atMs, u.ev);
+  }
+
+  /**
+   * Checkpoints and audit appends are fire-and-forget: a refused one (full disk) is written
+   * again at the next checkpoint (the snapshot is retaken each cycle; failed audit appends are
+   * queued), and the failure is logged once per episode, not once per write and cycle.
+   */
   private track(p: Promise<unknown>): void {
     this.pendingWrites.add(p);
     p.then(
-      () => this.pendingWrites.delete(p),
+      () => {
+        this.pendingWrites.delete(p);
+        if (this.failedWrites > 0) {
+          log.info('engine checkpoints stored again', { failed_writes: this.failedWrites });
+          this.failedWrites = 0;
+        }
+      },
       (e) => {
         this.pendingWrites.delete(p);
-        log.error('engine store write failed', { err: String(e) });
+        if (this.failedWrites++ === 0) {
+          log.error('engine checkpoint not stored; retried every cycle until the store takes writes', { err: String((e as Error)?.message ?? e) });
+        }
       },
     );
   }

@@ -10,8 +10,6 @@ import {
   PF_ERROR_RATE,
   PF_FAILURE_PROB,
   PF_LAST_EVAL_MS,
-  MIN_SAMPLES_P95,
-  MIN_SAMPLES_P99,
   PF_P95_LATENCY,
   PF_P99_LATENCY,
   PF_SAMPLE_COUNT,
@@ -27,7 +25,9 @@ import {
 import { readDecision, type DecisionFields } from '../shared/decision.js';
 import type { SharedTables } from '../shared/tables.js';
 import type { LiveRule } from '../tenants/tenant.js';
+import type { OverrideRecord } from '../overrides/effective.js';
 import { DecisionSource } from '../shared/layout.js';
+import { shownFailureProbability } from './foresight/prior.js';
 
 export interface ProcessorHealth {
   processor_id: string;
@@ -37,8 +37,8 @@ export interface ProcessorHealth {
   error_rate: number;
   decline_rate: number;
   avg_latency_ms: number;
-  p95_latency_ms: number | null;
-  p99_latency_ms: number | null;
+  p95_latency_ms: number;
+  p99_latency_ms: number;
   sample_count: number;
   failure_probability: number | null;
   bandit_weight: number | null;
@@ -48,7 +48,14 @@ export interface RuleHealth {
   rule_id: string;
   primary: ProcessorHealth;
   secondary: ProcessorHealth;
-  decision: { processor_id: string; weight: number; decision_source: string; failure_probability: number | null };
+  decision: {
+    processor_id: string;
+    weight: number;
+    decision_source: string;
+    failure_probability: number | null;
+    /** Present while an operator override governs the rule. */
+    override?: OverrideRecord;
+  };
 }
 
 const round = (x: number, d = 4) => Math.round(x * 10 ** d) / 10 ** d;
@@ -72,10 +79,12 @@ export function statusOf(tables: SharedTables, slot: number, k: 0 | 1): StatusNa
 
 /**
  * With no samples yet, a processor shows success_rate 1 and error_rate 0 (nothing has
- * failed), sample_count 0, and null percentiles. A row never evaluated (PF_LAST_EVAL_MS 0:
- * the rule has had no traffic) has no prediction or bandit output yet: null.
+ * failed), sample_count 0, and latency 0 (avg, p95, p99; the spec types them as numbers, and
+ * sample_count says how far to trust them). A row never evaluated (PF_LAST_EVAL_MS 0: the
+ * rule has had no traffic) has no bandit output yet (null); its failure probability is the
+ * model's no-evidence prior while prediction is on, null only when it is off.
  */
-export function processorHealth(tables: SharedTables, rule: LiveRule, k: 0 | 1): ProcessorHealth {
+export function processorHealth(tables: SharedTables, rule: LiveRule, k: 0 | 1, predictionEnabled: boolean): ProcessorHealth {
   const procF64 = processorRows(tables, rule.slot);
   const o = processorRowOffset(rule.slot, k);
   const n = procF64[o + PF_SAMPLE_COUNT];
@@ -90,29 +99,35 @@ export function processorHealth(tables: SharedTables, rule: LiveRule, k: 0 | 1):
     error_rate: has && !Number.isNaN(procF64[o + PF_ERROR_RATE]) ? round(procF64[o + PF_ERROR_RATE]) : 0,
     decline_rate: has && !Number.isNaN(procF64[o + PF_DECLINE_RATE]) ? round(procF64[o + PF_DECLINE_RATE]) : 0,
     avg_latency_ms: has && !Number.isNaN(procF64[o + PF_AVG_LATENCY]) ? round(procF64[o + PF_AVG_LATENCY], 2) : 0,
-    p95_latency_ms: n >= MIN_SAMPLES_P95 ? nullable(procF64[o + PF_P95_LATENCY], 2) : null,
-    p99_latency_ms: n >= MIN_SAMPLES_P99 ? nullable(procF64[o + PF_P99_LATENCY], 2) : null,
+    p95_latency_ms: has && !Number.isNaN(procF64[o + PF_P95_LATENCY]) ? round(procF64[o + PF_P95_LATENCY], 2) : 0,
+    p99_latency_ms: has && !Number.isNaN(procF64[o + PF_P99_LATENCY]) ? round(procF64[o + PF_P99_LATENCY], 2) : 0,
     sample_count: has ? Math.round(n) : 0,
-    failure_probability: evaluated ? nullable(procF64[o + PF_FAILURE_PROB]) : null,
+    failure_probability: shownFailureProbability(evaluated ? procF64[o + PF_FAILURE_PROB] : NaN, predictionEnabled),
     bandit_weight: evaluated ? nullable(procF64[o + PF_BANDIT_WEIGHT]) : null,
   };
 }
 
 const scratch: DecisionFields = { primaryShare: 1, source: DecisionSource.Rules, failProbPrimary: NaN, failProbSecondary: NaN };
 
-export function ruleHealth(tables: SharedTables, rule: LiveRule): RuleHealth {
+export function ruleHealth(tables: SharedTables, rule: LiveRule, predictionEnabled: boolean): RuleHealth {
   const d = readDecision(tables.ruleSegs[rule.slot >> RULE_SHIFT], rule.slot & RULE_MASK, scratch);
+  const override = rule.override ?? null;
+  if (override !== null) {
+    d.primaryShare = override.primaryShare;
+    d.source = DecisionSource.Rules;
+  }
   const primaryLeads = d.primaryShare >= 0.5;
   const fp = primaryLeads ? d.failProbPrimary : d.failProbSecondary;
   return {
     rule_id: rule.record.rule_id,
-    primary: processorHealth(tables, rule, 0),
-    secondary: processorHealth(tables, rule, 1),
+    primary: processorHealth(tables, rule, 0, predictionEnabled),
+    secondary: processorHealth(tables, rule, 1, predictionEnabled),
     decision: {
       processor_id: primaryLeads ? rule.record.primary_id : rule.record.secondary_id,
       weight: round(primaryLeads ? d.primaryShare : 1 - d.primaryShare),
       decision_source: DECISION_SOURCE_NAMES[d.source] ?? 'rules',
-      failure_probability: nullable(fp),
+      failure_probability: shownFailureProbability(fp, predictionEnabled),
+      ...(override !== null ? { override: override.record } : {}),
     },
   };
 }

@@ -41,6 +41,8 @@ export interface EngineSchedulerOptions {
   onEvaluated?: (shardId: string, result: EvaluateResult) => void;
   /** A failed task (or a throwing callback). Default: console.error. */
   onError?: (shardId: string, err: unknown) => void;
+  /** After each cycle, with its duration in ms (metrics). */
+  onCycle?: (durationMs: number) => void;
   /** Evaluation cycle (SERVICE_EVAL_INTERVAL_MS). Default 5000. */
   intervalMs?: number;
   /** Minimum time between two early evaluations of one shard. Default 250. */
@@ -66,6 +68,8 @@ export interface SchedulerStats {
   staleTransitionsDropped: number;
   /** From a cycle's tick until its last task finished, ms; NaN before the first. */
   lastCycleMs: number;
+  /** When the last cycle finished (all its tasks done), epoch ms; NaN before the first. */
+  lastCycleEndMs: number;
 }
 
 interface ShardState {
@@ -96,6 +100,7 @@ export class EngineScheduler {
     tasksFailed: 0,
     staleTransitionsDropped: 0,
     lastCycleMs: NaN,
+    lastCycleEndMs: NaN,
   };
 
   constructor(private readonly opts: EngineSchedulerOptions) {
@@ -135,7 +140,33 @@ export class EngineScheduler {
       if (!seen.has(id) && st.running === null && st.timer === undefined && st.followUp === undefined) this.shards.delete(id);
     }
     await Promise.all(tasks);
-    this.counters.lastCycleMs = this.now() - t0;
+    const end = this.now();
+    this.counters.lastCycleMs = end - t0;
+    this.counters.lastCycleEndMs = end;
+    this.opts.onCycle?.(end - t0);
+  }
+
+  /**
+   * Resolves once the pool has run an empty task (no slots: it touches nothing) within
+   * `timeoutMs`; rejects when the pool is stopped, broken or too busy to answer in time.
+   * Readiness uses it.
+   */
+  ping(config: TenantEngineConfig, timeoutMs: number): Promise<void> {
+    if (this.stopped) return Promise.reject(new Error('the worker pool is stopped'));
+    const task: EvaluateTask = { tablesId: this.tablesId, segments: this.tables.segments(), slots: new Int32Array(0), nowMs: this.now(), config };
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the worker pool did not answer within ${timeoutMs} ms`)), timeoutMs);
+      this.runner.run(task).then(
+        () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          reject(err instanceof Error ? err : new Error(String(err)));
+        },
+      );
+    });
   }
 
   /**
@@ -148,6 +179,11 @@ export class EngineScheduler {
     const st = this.state(shardId);
     st.earlyPending = true;
     this.tryEarly(shardId, st);
+  }
+
+  /** True while a task is running on the shard. */
+  busy(shardId: string): boolean {
+    return (this.shards.get(shardId)?.running ?? null) !== null;
   }
 
   /** Resolves once no task is running on the shard (e.g. before freeing a deleted rule's slot). */

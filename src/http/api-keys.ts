@@ -11,6 +11,13 @@ import { hash } from 'node:crypto';
 export interface KeyGrant {
   tenantId: string;
   admin: boolean;
+  /** Identifies the key in the change audit without revealing it: `sha256:` + 12 hex digits of its digest. Absent in development mode. */
+  keyFingerprint?: string;
+}
+
+/** A short, stable, non-reversible name for a key (computed once at start, never per request). */
+export function keyFingerprint(key: string): string {
+  return `sha256:${hash('sha256', key, 'hex').slice(0, 12)}`;
 }
 
 export interface ApiKeyTable {
@@ -49,7 +56,7 @@ export function parseApiKeys(raw: string): ApiKeyTable {
     if (byDigest.has(d) && byDigest.get(d)!.grant.tenantId !== tenant) {
       throw new Error('the same key is mapped to two tenants');
     }
-    byDigest.set(d, { d, grant: { tenantId: tenant, admin: flag === 'admin' } });
+    byDigest.set(d, { d, grant: { tenantId: tenant, admin: flag === 'admin', keyFingerprint: keyFingerprint(key) } });
     tenants.add(tenant);
   }
   if (byDigest.size === 0) throw new Error('no keys');

@@ -6,26 +6,57 @@ import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
 
 export type BodyResult = { ok: true; body: Buffer } | { ok: false; tooLarge: true };
 
-/** `onPartial` is called once, when the first chunk arrives and more are to come. */
-export function readBody(res: HttpResponse, limit: number, onPartial: () => void, done: (r: BodyResult) => void): void {
+/**
+ * Bodies over the limit are still read, and thrown away, up to this many bytes before the
+ * 413 is sent: most HTTP clients write the whole body before they read the answer, and one
+ * cut off mid-write sees a reset connection (EPIPE) instead of the 413. Beyond it (or with
+ * a larger Content-Length) the 413 is sent at once and the connection closed.
+ */
+export const DISCARD_CAP_BYTES = 32 * 1024 * 1024;
+
+const TOO_LARGE: BodyResult = Object.freeze({ ok: false, tooLarge: true });
+
+/** A body being read; `oversized` turns true once it has passed the limit (the rest is discarded). */
+export interface BodyReader {
+  oversized: boolean;
+}
+
+/**
+ * `onPartial` is called once, when the first chunk arrives and more are to come. `done` gets
+ * the body, or `tooLarge` once an oversized body has been read to its end (or past
+ * DISCARD_CAP_BYTES).
+ */
+export function readBody(res: HttpResponse, limit: number, onPartial: () => void, done: (r: BodyResult) => void): BodyReader {
+  const reader: BodyReader = { oversized: false };
   const chunks: Buffer[] = [];
   let size = 0;
   let finished = false;
+  let partial = false;
   res.onData((chunk, isLast) => {
     if (finished) return;
     size += chunk.byteLength;
-    if (size > limit) {
-      finished = true;
-      done({ ok: false, tooLarge: true });
+    if (!partial && !isLast) {
+      partial = true;
+      onPartial();
+    }
+    if (!reader.oversized && size > limit) {
+      reader.oversized = true;
+      chunks.length = 0; // what was kept is of no use any more
+    }
+    if (reader.oversized) {
+      if (isLast || size > DISCARD_CAP_BYTES) {
+        finished = true;
+        done(TOO_LARGE);
+      }
       return;
     }
     chunks.push(Buffer.from(new Uint8Array(chunk)));
-    if (!isLast && chunks.length === 1) onPartial();
     if (isLast) {
       finished = true;
       done({ ok: true, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size) });
     }
   });
+  return reader;
 }
 
 /** Deepest array/object nesting any accepted body may have (the deepest schema needs 3). */

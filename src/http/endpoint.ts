@@ -1,6 +1,7 @@
 /** What a resource module declares: one endpoint per method and path template. */
-import type { TSchema } from '@sinclair/typebox';
-import type { Validator } from '../schemas/common.js';
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { ErrorSchema, Validator } from '../schemas/common.js';
+import type { ErrorCode } from '../errors.js';
 import type { KeyGrant } from './api-keys.js';
 
 export type Method = 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH';
@@ -30,26 +31,68 @@ export interface QueryParamDoc {
   schema: Record<string, unknown>;
 }
 
+/**
+ * One documented response. The type forces an example wherever there is a body: a JSON body
+ * names its schema and a realistic example (use `jsonBody` to have the example checked against
+ * the schema by the compiler); an error names the catalogued code it answers with (the example
+ * is generated from it); another media type gives its content type and an example text.
+ */
+export type ResponseDoc =
+  | { description: string; schema: TSchema; example: unknown }
+  | { description: string; schema: typeof ErrorSchema; error: ErrorCode }
+  | { description: string; contentType: string; example: string }
+  | { description: string; schema?: never; example?: never; error?: never; contentType?: never };
+
+/** A JSON response whose example the compiler checks against the schema. */
+export function jsonBody<S extends TSchema>(description: string, schema: S, example: Static<S>): ResponseDoc {
+  return { description, schema, example };
+}
+
 export interface EndpointDoc {
   summary: string;
   tag: string;
+  /**
+   * Unique across the API, lowerCamelCase: the method name a generated client gives this
+   * operation (e.g. `routePayment`).
+   */
+  operationId: string;
   description?: string;
   query?: QueryParamDoc[];
-  responses: Record<number, { description: string; schema?: TSchema }>;
-  /** Hide from the OpenAPI document (asset routes). */
-  hidden?: boolean;
+  /**
+   * False for a method other than GET that never writes the store (the route and outcome hot
+   * path): it cannot answer 507. Every other POST, PUT, PATCH and DELETE is documented with 507.
+   */
+  writesStore?: false;
+  /** Example values of path parameters, by name (a generated "Try it out" default). */
+  pathExamples?: Record<string, string>;
+  /**
+   * Only the endpoint's own statuses: 400, 401, 408, 413, 422 (body), 429 and 503, which the
+   * router answers for every endpoint that can meet them, are added by the OpenAPI generator.
+   */
+  responses: Record<number, ResponseDoc>;
 }
 
-export interface Endpoint<B = unknown> {
+/** Asset and alias routes, left out of the OpenAPI document. */
+export interface HiddenDoc {
+  hidden: true;
+}
+
+interface EndpointBase<B> {
   method: Method;
   path: string;
   /** Needs an API key when authentication is enabled (every /v1/ path). */
   auth: boolean;
-  body?: Validator<B>;
   handler(ctx: Ctx, body: B): Reply | Promise<Reply>;
-  doc: EndpointDoc;
 }
+
+/** An endpoint with a JSON body documents an example the server accepts (typed as the body). */
+export type Endpoint<B = unknown> = EndpointBase<B> &
+  ({ body: Validator<B>; doc: EndpointDoc & { requestExample: B } } | { body?: undefined; doc: EndpointDoc | HiddenDoc });
 
 export function endpoint<B>(e: Endpoint<B>): Endpoint<unknown> {
   return e as Endpoint<unknown>;
+}
+
+export function isHidden(doc: EndpointDoc | HiddenDoc): doc is HiddenDoc {
+  return 'hidden' in doc && doc.hidden === true;
 }

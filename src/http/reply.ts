@@ -21,6 +21,7 @@ const STATUS_TEXT: Record<number, string> = {
   429: '429 Too Many Requests',
   500: '500 Internal Server Error',
   503: '503 Service Unavailable',
+  507: '507 Insufficient Storage',
 };
 
 export function statusLine(status: number): string {

@@ -8,7 +8,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
 import { errorBody, errors, ServiceError } from '../errors.js';
 import type { ApiKeyTable, KeyGrant } from './api-keys.js';
-import { MAX_JSON_DEPTH, nestedDeeperThan, readBody } from './body.js';
+import { DISCARD_CAP_BYTES, MAX_JSON_DEPTH, nestedDeeperThan, readBody } from './body.js';
 import { CorsPolicy } from './cors.js';
 import type { Ctx, Endpoint, Method, Reply } from './endpoint.js';
 import { send, type ResponseState } from './reply.js';
@@ -19,8 +19,8 @@ export interface RouterOptions {
   apiKeys: ApiKeyTable | null;
   cors: CorsPolicy;
   maxBodyBytes: number;
-  /** Per-key limiter; null = no limit (development mode, or SERVICE_RATE_LIMIT_RPS=0). */
-  rateLimiter: RateLimiter | null;
+  /** Per-tenant request limits (opt-in; inactive while no tenant has one). */
+  rateLimiter: RateLimiter;
   /** A request whose body has not fully arrived, or whose handler has not answered, by then gets 408/503. */
   requestTimeoutMs: number;
   /** Called once per answered request, for metrics. */
@@ -154,12 +154,12 @@ export class Router {
         return;
       }
       grant = g;
-      if (this.opts.rateLimiter) {
-        const rl = this.opts.rateLimiter.take(g);
-        if (!rl.ok) {
-          this.fail(res, state, method, template, errors.rateLimited(rl.retryAfterS, this.opts.rateLimiter.rps), t0);
-          return;
-        }
+    }
+    if (ep.auth && this.opts.rateLimiter.active) {
+      const rl = this.opts.rateLimiter.take(grant.tenantId);
+      if (!rl.ok) {
+        this.fail(res, state, method, template, errors.rateLimited(rl.retryAfterS, rl.rps, grant.tenantId), t0);
+        return;
       }
     }
     const ctx = new RequestCtx(method as Method, template, params, query, grant);
@@ -167,19 +167,25 @@ export class Router {
       this.run(res, state, ep, ctx, undefined, t0);
       return;
     }
+    // An oversized body is read and discarded up to DISCARD_CAP_BYTES, then answered 413 and
+    // the connection closed (see body.ts); one declared larger than that is refused at once.
     const declared = Number(req.getHeader('content-length') || '0');
-    if (declared > this.opts.maxBodyBytes) {
+    if (declared > DISCARD_CAP_BYTES) {
       this.fail(res, state, method, template, errors.tooLarge(this.opts.maxBodyBytes), t0, true);
       return;
     }
-    // Slow clients: a body still incomplete at the deadline is answered 408 and the connection
-    // closed. The timer starts only once a body spans several chunks (single-chunk bodies, the
-    // route path's case, need none); a client that sends nothing is closed by uWS's idle timeout.
+    // Slow clients: a body still incomplete at the deadline is answered 408 (413 if it is
+    // already over the limit) and the connection closed. The timer starts only once a body
+    // spans several chunks (single-chunk bodies, the route path's case, need none); a client
+    // that sends nothing is closed by uWS's idle timeout.
     let deadline: ReturnType<typeof setTimeout> | undefined;
     const onPartial = () => {
-      deadline = setTimeout(() => this.fail(res, state, method, template, errors.requestTimeout(), t0, true), this.opts.requestTimeoutMs);
+      deadline = setTimeout(
+        () => this.fail(res, state, method, template, reader.oversized ? errors.tooLarge(this.opts.maxBodyBytes) : errors.requestTimeout(), t0, true),
+        this.opts.requestTimeoutMs,
+      );
     };
-    readBody(res, this.opts.maxBodyBytes, onPartial, (r) => {
+    const reader = readBody(res, this.opts.maxBodyBytes, onPartial, (r) => {
       if (deadline) clearTimeout(deadline);
       if (state.done || state.aborted) return;
       if (!r.ok) {

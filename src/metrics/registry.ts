@@ -3,7 +3,7 @@
  * are computed from the shared tables in collect() at scrape time, never per request or on
  * a timer. Path labels are route templates, never raw paths.
  */
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { RequestMetrics, registerComputed } from './request-metrics.js';
 
 export class Metrics {
@@ -16,6 +16,8 @@ export class Metrics {
   readonly failovers: Counter<'rule_id' | 'from_processor' | 'to_processor' | 'tenant_id'>;
   /** Webhook delivery attempts: outcome delivered | failed (all attempts failed) | retried. */
   readonly webhookDeliveries: Counter<'event_type' | 'outcome'>;
+  /** One observation per evaluation cycle (every SERVICE_EVAL_INTERVAL_MS), not per request. */
+  readonly engineCycleSeconds: Histogram;
 
   constructor() {
     const registers = [this.registry];
@@ -36,6 +38,12 @@ export class Metrics {
       name: 'service_webhook_deliveries_total',
       help: 'webhook delivery attempts by outcome: delivered, failed (all attempts failed), retried (a failed attempt with another to come)',
       labelNames: ['event_type', 'outcome'],
+      registers,
+    });
+    this.engineCycleSeconds = new Histogram({
+      name: 'service_engine_cycle_duration_seconds',
+      help: 'evaluation cycle duration in seconds, from the tick until every tenant\'s evaluation finished',
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     });
     collectDefaultMetrics({ register: this.registry, prefix: 'service_process_' });

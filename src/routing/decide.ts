@@ -4,11 +4,12 @@
  * thread.
  */
 import { readDecision, type DecisionFields } from '../shared/decision.js';
-import { DECISION_SOURCE_NAMES, DecisionSource, RULE_MASK, RULE_SHIFT } from '../shared/layout.js';
+import { DECISION_SOURCE_NAMES, DecisionSource, RF_ROUTED, RULE_F64_STRIDE, RULE_MASK, RULE_SHIFT } from '../shared/layout.js';
 import type { SharedTables } from '../shared/tables.js';
 import type { RouteRequest } from '../schemas/routing.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
 import { deriveAmountTier } from './amount-tier.js';
+import { shownFailureProbability } from '../engine/foresight/prior.js';
 import { WILDCARD } from './attributes.js';
 
 export interface RouteDecision {
@@ -40,18 +41,29 @@ export function matchRule(tenant: Tenant, req: RouteRequest): LiveRule | undefin
   return tenant.trie.match(transactionValues(req));
 }
 
-export function decide(tables: SharedTables, rule: LiveRule, random: number): RouteDecision {
+/** `predictionEnabled`: the tenant's Tier 2 switch (failure_probability is null only when it is off). */
+export function decide(tables: SharedTables, rule: LiveRule, random: number, predictionEnabled: boolean): RouteDecision {
   const rec = rule.record;
-  readDecision(tables.ruleSegs[rule.slot >> RULE_SHIFT], rule.slot & RULE_MASK, fields);
+  const seg = tables.ruleSegs[rule.slot >> RULE_SHIFT];
+  const i = rule.slot & RULE_MASK;
+  readDecision(seg, i, fields);
+  // An operator override beats every tier while it lasts (reported as `rules`); null = none.
+  const override = rule.override;
+  if (override != null) {
+    fields.primaryShare = override.primaryShare;
+    fields.source = DecisionSource.Rules;
+  }
   const share = fields.primaryShare;
   const pickPrimary = random < share;
+  // Per-rule traffic counter for the metrics (front thread only: a plain increment).
+  seg.ruleF64[i * RULE_F64_STRIDE + RF_ROUTED + (pickPrimary ? 0 : 1)]++;
   const fp = pickPrimary ? fields.failProbPrimary : fields.failProbSecondary;
   return {
     processor_id: pickPrimary ? rec.primary_id : rec.secondary_id,
     weight: round4(pickPrimary ? share : 1 - share),
     fallback_processor_id: pickPrimary ? rec.secondary_id : rec.primary_id,
     decision_source: DECISION_SOURCE_NAMES[fields.source] ?? 'rules',
-    failure_probability: Number.isNaN(fp) ? null : round4(fp),
+    failure_probability: shownFailureProbability(fp, predictionEnabled),
     rule_id: rec.rule_id,
   };
 }

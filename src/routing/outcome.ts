@@ -5,6 +5,9 @@
 import { classifyOutcome } from '../engine/classify.js';
 import { errors } from '../errors.js';
 import {
+  OUTCOME_RESULTS,
+  RF_OUTCOMES,
+  RULE_F64_STRIDE,
   RI_RUN_PRIMARY,
   RI_RUN_SECONDARY,
   RI_WINDOW_PRIMARY,
@@ -54,6 +57,8 @@ export function recordReportedOutcome(tables: SharedTables, tenant: Tenant, repo
     if (rec.primary_id === rec.secondary_id) seg.ruleI32[ib + (k === 0 ? RI_WINDOW_SECONDARY : RI_WINDOW_PRIMARY)] = w;
   }
   recordOutcome(tables.windowSegs[w >> WINDOW_SHIFT], w & WINDOW_MASK, nowMs, kind, report.latency_ms);
+  // Per-rule outcome counter for the metrics (front thread only): success, decline, technical.
+  seg.ruleF64[(rule.slot & RULE_MASK) * RULE_F64_STRIDE + RF_OUTCOMES + k * OUTCOME_RESULTS + (kind < OutcomeKind.TechError ? kind : 2)]++;
 
   // The run of consecutive technical failures. Outcomes arrive after their latency, so a
   // success reported during an outage may be a payment that started before it: a success that

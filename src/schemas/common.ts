@@ -4,6 +4,7 @@
  */
 import { Type, type TSchema, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { errors, type FieldIssue } from '../errors.js';
 
 /** Identifiers appear in URL paths, so they are limited to URL-safe characters. */
@@ -65,11 +66,71 @@ export function compile<S extends TSchema>(schema: S): Validator<Static<S>> {
         // Union failures repeat per branch; one message per field is clearer.
         if (seen.has(field)) continue;
         seen.add(field);
-        issues.push({ field, message: e.message === 'Expected required property' ? 'is required' : e.message });
+        issues.push({ field, message: issueMessage(e) });
         if (issues.length >= 20) break;
       }
       if (issues.length === 0) issues.push({ field: 'body', message: 'invalid' });
       throw errors.validation(issues);
     },
   };
+}
+
+/**
+ * What a failing value should have been, in words a client developer can act on. TypeBox's
+ * own messages name the check, not the remedy ("Expected union value").
+ */
+function issueMessage(e: ValueError): string {
+  if (e.type === ValueErrorType.ObjectRequiredProperty) return 'is required';
+  if (e.type === ValueErrorType.ObjectAdditionalProperties) return 'is not a known field (unknown fields are rejected; see /docs)';
+  if (e.type === ValueErrorType.Union) {
+    // A value of the right kind that breaks a bound (amount: -5 against number-or-null) is
+    // better told the bound than the list of kinds.
+    const branches = (e.schema.anyOf ?? []) as TSchema[];
+    for (let i = 0; i < branches.length; i++) {
+      if (sameKind(branches[i], e.value)) {
+        const inner = e.errors[i]?.First();
+        if (inner) return issueMessage(inner);
+      }
+    }
+    return `must be ${describeSchema(e.schema)}`;
+  }
+  return e.message;
+}
+
+function sameKind(schema: TSchema, value: unknown): boolean {
+  if (schema.const !== undefined || Array.isArray(schema.anyOf)) return false;
+  switch (schema.type) {
+    case 'number':
+    case 'integer':
+      return typeof value === 'number';
+    case 'string':
+      return typeof value === 'string';
+    case 'array':
+      return Array.isArray(value);
+    case 'object':
+      return value !== null && typeof value === 'object' && !Array.isArray(value);
+    default:
+      return false;
+  }
+}
+
+/** "one of card, bank_transfer, wallet, bnpl", "a number or null", "one of micro, standard or null". */
+export function describeSchema(schema: TSchema): string {
+  const literals: string[] = [];
+  const kinds: string[] = [];
+  const visit = (s: TSchema) => {
+    if (Array.isArray(s.anyOf)) for (const b of s.anyOf as TSchema[]) visit(b);
+    else if (s.const !== undefined) literals.push(String(s.const));
+    else if (s.type === 'null') kinds.push('null');
+    else if (s.type === 'integer') kinds.push('an integer');
+    else if (s.type === 'number') kinds.push('a number');
+    else if (s.type === 'string') kinds.push('a string');
+    else if (s.type === 'boolean') kinds.push('true or false');
+    else if (s.type === 'array') kinds.push('an array');
+    else if (s.type === 'object') kinds.push('an object');
+    else kinds.push('a valid value');
+  };
+  visit(schema);
+  const parts = literals.length > 0 ? [`one of ${literals.join(', ')}`, ...kinds] : kinds;
+  return parts.length <= 1 ? (parts[0] ?? 'a valid value') : `${parts.slice(0, -1).join(', ')} or ${parts[parts.length - 1]}`;
 }

@@ -35,7 +35,7 @@ export const OnboardProcessor = Type.Object(
       Type.Integer({ minimum: 0, maximum: MAX_PRIORITY, default: DEFAULT_PRIORITY, description: 'lower number = higher priority; default 1; ties go to the processor listed first' }),
     ),
   },
-  { $id: 'OnboardProcessor' },
+  { $id: 'OnboardProcessor', additionalProperties: false },
 );
 export type OnboardProcessor = Static<typeof OnboardProcessor>;
 
@@ -51,7 +51,7 @@ export const OnboardRequest = Type.Object(
       }),
     ),
   },
-  { $id: 'OnboardRequest' },
+  { $id: 'OnboardRequest', additionalProperties: false },
 );
 export type OnboardRequest = Static<typeof OnboardRequest>;
 

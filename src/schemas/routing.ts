@@ -17,7 +17,7 @@ export const RouteRequest = Type.Object(
       Nullable(Type.Union(AMOUNT_TIERS.map((t) => Type.Literal(t)), { description: 'derived from amount when omitted' })),
     ),
   },
-  { $id: 'RoutingRequest' },
+  { $id: 'RoutingRequest', additionalProperties: false },
 );
 export type RouteRequest = Static<typeof RouteRequest>;
 
@@ -27,7 +27,9 @@ export const RouteDecision = Type.Object(
     weight: Type.Number({ minimum: 0, maximum: 1, description: 'share of this rule\'s traffic the chosen processor currently receives' }),
     fallback_processor_id: Type.String(),
     decision_source: Type.Union([Type.Literal('rules'), Type.Literal('prediction'), Type.Literal('mab')]),
-    failure_probability: Nullable(Type.Number({ minimum: 0, maximum: 1 })),
+    failure_probability: Nullable(
+      Type.Number({ minimum: 0, maximum: 1, description: 'Tier 2 prediction for the chosen processor; a number whenever Tier 2 is on (the model\'s no-evidence prior before the rule\'s first evaluation); null only when Tier 2 is off' }),
+    ),
     rule_id: Type.String({ description: 'the matched rule; report it back with the outcome' }),
   },
   { $id: 'RoutingDecision' },
@@ -41,7 +43,7 @@ export const OutcomeReport = Type.Object(
     latency_ms: Type.Number({ minimum: 0, maximum: 3_600_000, description: 'end-to-end latency in milliseconds' }),
     error_code: Type.Optional(Nullable(Type.String({ maxLength: MAX_ID_LENGTH, description: 'processor error code, when failed' }))),
   },
-  { $id: 'OutcomeReport' },
+  { $id: 'OutcomeReport', additionalProperties: false },
 );
 export type OutcomeReport = Static<typeof OutcomeReport>;
 

@@ -17,7 +17,7 @@ export const RuleInput = Type.Object(
     secondary_name: Type.Optional(Name('secondary processor display name; defaults to secondary_id')),
     primary_weight: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.9, description: 'traffic weight of the primary; default 0.9' })),
   },
-  { $id: 'RuleInput' },
+  { $id: 'RuleInput', additionalProperties: false },
 );
 export type RuleInput = Static<typeof RuleInput>;
 
@@ -32,6 +32,7 @@ export const RuleOutput = Type.Object(
     primary_weight: Type.Number(),
     secondary_weight: Type.Number({ description: '1 − primary_weight' }),
     created_at: Type.String({ description: 'ISO 8601, UTC' }),
+    updated_at: Type.Optional(Type.String({ description: 'ISO 8601, UTC; time of the last PATCH, absent before' })),
   },
   { $id: 'Rule' },
 );
@@ -48,5 +49,19 @@ export const RuleEcho = Type.Object(
   },
   { $id: 'RuleEcho' },
 );
+
+/** PATCH /v1/rules/{rule_id}: any of the creation fields but the id; at least one. */
+export const RulePatch = Type.Object(
+  {
+    attributes: Type.Optional(RuleInput.properties.attributes),
+    primary_id: Type.Optional(RuleInput.properties.primary_id),
+    primary_name: RuleInput.properties.primary_name,
+    secondary_id: Type.Optional(RuleInput.properties.secondary_id),
+    secondary_name: RuleInput.properties.secondary_name,
+    primary_weight: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'traffic weight of the primary' })),
+  },
+  { $id: 'RulePatch', additionalProperties: false, minProperties: 1 },
+);
+export type RulePatch = Static<typeof RulePatch>;
 
 export const Deleted = Type.Object({ deleted: Type.String() }, { $id: 'Deleted' });

@@ -30,8 +30,12 @@ export const ShadowReport = Type.Object(
     average_order_value: Type.Number(),
     estimated_revenue_impact: Type.Number({ description: 'estimated_saved_transactions × average_order_value' }),
     rules: Type.Record(Type.String(), ShadowRuleReport, { description: 'rules with at least one outcome in the period' }),
-    earliest_observation: Timestamp('first route or outcome of the period'),
-    latest_observation: Timestamp('last route or outcome of the period'),
+    earliest_observation: Type.String({
+      description: 'first route or outcome of the period; ISO 8601 with UTC offset (+00:00); the period start before anything was observed, the time of the report when there is no period',
+    }),
+    latest_observation: Type.String({
+      description: 'last route or outcome of the period; ISO 8601 with UTC offset (+00:00); the period start before anything was observed, the time of the report when there is no period',
+    }),
     period_started_at: Timestamp('when the period started (shadow mode switched on, or the report reset)'),
     period_ended_at: Timestamp('when shadow mode was switched off; null while it is on'),
   },

@@ -57,8 +57,8 @@ export interface ShadowReport {
   average_order_value: number;
   estimated_revenue_impact: number;
   rules: Record<string, ShadowRuleReport>;
-  earliest_observation: string | null;
-  latest_observation: string | null;
+  earliest_observation: string;
+  latest_observation: string;
   period_started_at: string | null;
   period_ended_at: string | null;
 }
@@ -81,6 +81,11 @@ export function flagged(tables: SharedTables, rule: LiveRule, k: 0 | 1): boolean
 /** ISO 8601 with an explicit UTC offset: 2024-05-01T12:00:00.000+00:00. */
 export function isoWithOffset(ms: number): string | null {
   return Number.isFinite(ms) ? new Date(ms).toISOString().replace(/Z$/, '+00:00') : null;
+}
+
+/** The first finite of an observation time, the period start and now, with a UTC offset. */
+function observationTime(observedMs: number | undefined, periodStartMs: number | undefined, nowMs: number): string {
+  return isoWithOffset(observedMs ?? NaN) ?? isoWithOffset(periodStartMs ?? NaN) ?? (isoWithOffset(nowMs) as string);
 }
 
 const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits;
@@ -242,8 +247,11 @@ export class ShadowService implements ShadowObserver {
       // Rounded to 6 decimals: 3 × 49.99 is 149.97, not 149.97000000000003.
       estimated_revenue_impact: round(saved * averageOrderValue, 6),
       rules,
-      earliest_observation: p ? isoWithOffset(p.earliestMs) : null,
-      latest_observation: p ? isoWithOffset(p.latestMs) : null,
+      // Spec 2.9 types both as date-time strings: before the first observation of a period
+      // both are its start; with no period at all (shadow mode never on, or reset while off)
+      // both are the time of this report, an empty period of 0 seconds.
+      earliest_observation: observationTime(p?.earliestMs, p?.startedAtMs, now),
+      latest_observation: observationTime(p?.latestMs, p?.startedAtMs, now),
       period_started_at: p ? isoWithOffset(p.startedAtMs) : null,
       period_ended_at: p && !p.active ? isoWithOffset(p.endedAtMs) : null,
     };

@@ -34,7 +34,8 @@ export const RI_WINDOW_SECONDARY = 4; // window index of the secondary (same as 
 export const RI_RUN_PRIMARY = 5; // consecutive technical failures of the primary (front writes, Atomics)
 export const RI_RUN_SECONDARY = 6;
 export const RI_GENERATION = 7; // bumped each time the slot is reused, so stale task results are ignored
-export const RULE_I32_STRIDE = 8;
+export const RI_COMMAND = 8; // ManualCommand an operator asked for (front writes, the worker takes it with Atomics.exchange)
+export const RULE_I32_STRIDE = 12;
 
 // ── per rule, Float64 fields ─────────────────────────────────────────────────────────────
 export const RF_CONFIG_PRIMARY_WEIGHT = 0; // the weight the operator configured
@@ -42,7 +43,16 @@ export const RF_PRIMARY_SHARE = 1; // probability that a route picks the primary
 export const RF_FAILPROB_PRIMARY = 2; // Tier 2 calibrated failure probability, NaN when disabled
 export const RF_FAILPROB_SECONDARY = 3;
 export const RF_SAME_PROCESSOR = 4; // 1 when primary and secondary are the same processor
-export const RULE_F64_STRIDE = 8;
+/**
+ * Traffic counters for the per-rule metrics, front thread only (plain increments on the hot
+ * path, read at scrape time): routed decisions per processor (k = 0 primary, 1 secondary) and
+ * reported outcomes per processor and result (RF_OUTCOMES + k * OUTCOME_RESULTS + result).
+ */
+export const RF_ROUTED = 8; // + k
+export const RF_OUTCOMES = 10; // + k * OUTCOME_RESULTS + OutcomeResult
+export const OUTCOME_RESULTS = 3;
+export const OUTCOME_RESULT_NAMES = ['success', 'decline', 'technical'] as const;
+export const RULE_F64_STRIDE = 16;
 
 export const enum DecisionSource {
   Rules = 0,
@@ -51,14 +61,21 @@ export const enum DecisionSource {
 }
 export const DECISION_SOURCE_NAMES = ['rules', 'prediction', 'mab'] as const;
 
+/** Operator commands carried by RI_COMMAND to the next evaluation of the rule. */
+export const enum ManualCommand {
+  None = 0,
+  Failover = 1, // the primary goes failed_over now, as Tier 1 would (reason "manual")
+  Recover = 2, // failed_over processors recover now; the primary's shift back starts
+}
+
 // ── per processor slot (two per rule), Float64 fields ────────────────────────────────────
 export const PROCS_PER_RULE = 2;
 export const PF_STATUS = 0; // ProcessorStatus code
 export const PF_SUCCESS_RATE = 1; // published health, NaN when no samples
 export const PF_ERROR_RATE = 2;
 export const PF_AVG_LATENCY = 3;
-export const PF_P95_LATENCY = 4; // NaN (null) below MIN_SAMPLES_P95
-export const PF_P99_LATENCY = 5; // NaN (null) below MIN_SAMPLES_P99
+export const PF_P95_LATENCY = 4; // NaN with no sample in the health horizon (shown as 0)
+export const PF_P99_LATENCY = 5; // NaN with no sample in the health horizon (shown as 0)
 export const PF_SAMPLE_COUNT = 6;
 export const PF_FAILURE_PROB = 7; // NaN when prediction is disabled
 export const PF_BANDIT_WEIGHT = 8; // NaN when the bandit is disabled
@@ -117,9 +134,6 @@ export const LAT_BUCKETS = 12; // 60 s of history
  */
 export const LAT_GAMMA = 1.04;
 export const LAT_BINS = 280;
-
-export const MIN_SAMPLES_P95 = 50;
-export const MIN_SAMPLES_P99 = 200;
 
 /** Byte sizes, so both sides build identical views. */
 export function ruleSegmentBytes(): number {

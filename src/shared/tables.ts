@@ -12,6 +12,7 @@ import {
   RF_PRIMARY_SHARE,
   RF_SAME_PROCESSOR,
   RI_ACTIVE,
+  RI_COMMAND,
   RI_DECISION_SOURCE,
   RI_GENERATION,
   RI_RUN_PRIMARY,
@@ -19,6 +20,9 @@ import {
   RI_WINDOW_PRIMARY,
   RI_WINDOW_SECONDARY,
   RULE_F64_STRIDE,
+  RF_ROUTED,
+  RF_OUTCOMES,
+  OUTCOME_RESULTS,
   RULE_I32_STRIDE,
   RULE_MASK,
   RULE_SHIFT,
@@ -84,11 +88,13 @@ export class SharedTables {
     ruleI32[ib + RI_WINDOW_SECONDARY] = -1;
     Atomics.store(ruleI32, ib + RI_RUN_PRIMARY, 0);
     Atomics.store(ruleI32, ib + RI_RUN_SECONDARY, 0);
+    Atomics.store(ruleI32, ib + RI_COMMAND, 0);
     ruleF64[fb + RF_CONFIG_PRIMARY_WEIGHT] = primaryWeight;
     ruleF64[fb + RF_PRIMARY_SHARE] = sameProcessor ? 1 : primaryWeight;
     ruleF64[fb + RF_FAILPROB_PRIMARY] = NaN;
     ruleF64[fb + RF_FAILPROB_SECONDARY] = NaN;
     ruleF64[fb + RF_SAME_PROCESSOR] = sameProcessor ? 1 : 0;
+    ruleF64.fill(0, fb + RF_ROUTED, fb + RF_OUTCOMES + PROCS_PER_RULE * OUTCOME_RESULTS);
     // Processor rows start all-zero, which reads as: healthy, never evaluated, no samples.
     // A fresh segment is already zero, and its untouched pages are never made resident, so
     // rules that see no traffic cost no memory for their engine state. Reused slots are wiped.

@@ -4,45 +4,58 @@
  * Writes are committed with fsync before their promise resolves (overlappingSync off), so an
  * acknowledged write survives both a process kill and a machine crash.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statfsSync } from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { Collection, Log, Store, WriteBatch } from './store.js';
+import { Quarantine } from './lmdb-quarantine.js';
+import { reserveBytes, StoreHealth, type StoreStatus } from './store-health.js';
 
 const MAX_KEY = '\uffff';
 
 type AnyDb = Database<unknown, (string | number)[]>;
 
+/** Runs one write; a refused write becomes a catalogued error (507 when the disk is full). */
+type Guard = <T>(write: () => Promise<T>) => Promise<T>;
+
 class LmdbCollection<V> implements Collection<V> {
-  constructor(readonly db: AnyDb) {}
+  constructor(
+    readonly db: AnyDb,
+    private readonly guard: Guard,
+    private readonly name: string,
+    private readonly quarantine: Quarantine,
+  ) {}
   get(tenantId: string, id: string): V | undefined {
     return this.db.get([tenantId, id]) as V | undefined;
   }
   *list(tenantId: string): Iterable<{ id: string; value: V }> {
-    for (const { key, value } of this.db.getRange({ start: [tenantId], end: [tenantId, MAX_KEY] })) {
+    for (const { key, value } of this.quarantine.range(this.name, this.db, { start: [tenantId], end: [tenantId, MAX_KEY] })) {
       yield { id: key[1] as string, value: value as V };
     }
   }
   *listAll(): Iterable<{ tenantId: string; id: string; value: V }> {
-    for (const { key, value } of this.db.getRange({})) {
+    for (const { key, value } of this.quarantine.range(this.name, this.db, {})) {
       yield { tenantId: key[0] as string, id: key[1] as string, value: value as V };
     }
   }
   async put(tenantId: string, id: string, value: V): Promise<void> {
-    await this.db.put([tenantId, id], value);
+    await this.guard(() => this.db.put([tenantId, id], value));
   }
   async remove(tenantId: string, id: string): Promise<boolean> {
-    return this.db.remove([tenantId, id]);
+    return this.guard(() => this.db.remove([tenantId, id]));
   }
 }
 
 class LmdbLog<V> implements Log<V> {
   private seq = 0;
-  constructor(readonly db: AnyDb) {}
+  constructor(
+    readonly db: AnyDb,
+    private readonly guard: Guard,
+  ) {}
   async append(tenantId: string, atMs: number, value: V): Promise<string> {
     // seq breaks ties between entries of the same millisecond; it restarts at 0 after a
     // restart, which cannot collide because atMs has moved on by then.
     const key = [tenantId, atMs, this.seq++ % 1_000_000];
-    await this.db.put(key, value);
+    await this.guard(() => this.db.put(key, value));
     return encodeKey(key[1] as number, key[2] as number);
   }
   newest(tenantId: string, limit: number, beforeKey?: string): { key: string; value: V }[] {
@@ -62,23 +75,27 @@ class LmdbLog<V> implements Log<V> {
   }
   async prune(tenantId: string, cutoffMs: number): Promise<number> {
     let n = 0;
-    await this.db.transaction(() => {
-      for (const key of this.db.getKeys({ start: [tenantId, -1], end: [tenantId, cutoffMs] })) {
-        this.db.removeSync(key);
-        n++;
-      }
-    });
+    await this.guard(() =>
+      this.db.transaction(() => {
+        for (const key of this.db.getKeys({ start: [tenantId, -1], end: [tenantId, cutoffMs] })) {
+          this.db.removeSync(key);
+          n++;
+        }
+      }),
+    );
     return n;
   }
   async pruneBeyond(tenantId: string, keep: number): Promise<number> {
     let n = 0;
-    await this.db.transaction(() => {
-      const old = [...this.db.getKeys({ start: [tenantId, Number.MAX_SAFE_INTEGER], end: [tenantId, -1], reverse: true, offset: keep })];
-      for (const key of old) {
-        this.db.removeSync(key);
-        n++;
-      }
-    });
+    await this.guard(() =>
+      this.db.transaction(() => {
+        const old = [...this.db.getKeys({ start: [tenantId, Number.MAX_SAFE_INTEGER], end: [tenantId, -1], reverse: true, offset: keep })];
+        for (const key of old) {
+          this.db.removeSync(key);
+          n++;
+        }
+      }),
+    );
     return n;
   }
 }
@@ -95,14 +112,83 @@ export function isLogCursor(k: string): boolean {
   return decodeKey(k) !== null;
 }
 
+function volumeBytesAt(path: string): number | undefined {
+  try {
+    const s = statfsSync(path);
+    return s.blocks * s.bsize;
+  } catch {
+    return undefined;
+  }
+}
+
+function freeBytesAt(path: string): number | undefined {
+  try {
+    const s = statfsSync(path);
+    return s.bavail * s.bsize;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The underlying error of a failed lmdb-js commit (observing `commitError` so it is handled). */
+async function causeOf(e: unknown): Promise<unknown> {
+  const pending = (e as { commitError?: Promise<unknown> })?.commitError;
+  if (!pending || typeof pending.then !== 'function') return e;
+  // The cause is settled right after the generic rejection; do not wait on it for long.
+  const later = new Promise<'none'>((r) => setTimeout(() => r('none'), 100));
+  try {
+    await Promise.race([pending, later]);
+    return e;
+  } catch (cause) {
+    return cause;
+  }
+}
+
 export class LmdbStore implements Store {
   private readonly root: RootDatabase;
   private readonly dbs = new Map<string, AnyDb>();
   private closed = false;
+  private readonly path: string;
+  private readonly quarantine: Quarantine;
+  private readonly health: StoreHealth;
+  /** Free space below which writes are refused without reaching LMDB (see reserveBytes). */
+  private readonly reserve: number;
+  private readonly guard: Guard = (write) => this.guarded(write);
 
   constructor(path: string) {
     mkdirSync(path, { recursive: true });
+    this.health = new StoreHealth(
+      () => this.connected(),
+      () => freeBytesAt(path),
+    );
+    this.reserve = reserveBytes(volumeBytesAt(path));
+    this.path = path;
     this.root = open({ path, noSubdir: false, compression: false, overlappingSync: false, maxDbs: 64 });
+    this.quarantine = new Quarantine(this.root, (write) => {
+      this.guard(write).catch(() => undefined); // logged by the health tracker; the record is skipped either way
+    });
+  }
+
+  /**
+   * Every write goes through here. lmdb-js rejects a failed commit with a generic
+   * "Commit failed" whose cause (the errno) arrives on a second promise, `commitError`; left
+   * unobserved that promise is an unhandled rejection, which used to kill the process.
+   */
+  private async guarded<T>(write: () => Promise<T>): Promise<T> {
+    const free = freeBytesAt(this.path);
+    if (free !== undefined && free < this.reserve) throw this.health.refusedForSpace(free, this.reserve);
+    let result: T;
+    try {
+      result = await write();
+    } catch (e) {
+      throw this.health.failed(await causeOf(e));
+    }
+    this.health.committed();
+    return result;
+  }
+
+  status(): StoreStatus {
+    return { ...this.health.status(), quarantined: this.quarantine.count };
   }
 
   private db(name: string): AnyDb {
@@ -115,22 +201,24 @@ export class LmdbStore implements Store {
   }
 
   collection<V>(name: string): Collection<V> {
-    return new LmdbCollection<V>(this.db(name));
+    return new LmdbCollection<V>(this.db(name), this.guard, name, this.quarantine);
   }
 
   log<V>(name: string): Log<V> {
-    return new LmdbLog<V>(this.db(name));
+    return new LmdbLog<V>(this.db(name), this.guard);
   }
 
   async atomic(fn: (batch: WriteBatch) => void): Promise<void> {
-    await this.root.transaction(() => {
-      fn({
-        put: (c, tenantId, id, value) => (c as LmdbCollection<unknown>).db.putSync([tenantId, id], value),
-        remove: (c, tenantId, id) => {
-          (c as LmdbCollection<unknown>).db.removeSync([tenantId, id]);
-        },
-      });
-    });
+    await this.guard(() =>
+      this.root.transaction(() => {
+        fn({
+          put: (c, tenantId, id, value) => (c as LmdbCollection<unknown>).db.putSync([tenantId, id], value),
+          remove: (c, tenantId, id) => {
+            (c as LmdbCollection<unknown>).db.removeSync([tenantId, id]);
+          },
+        });
+      }),
+    );
   }
 
   connected(): boolean {
@@ -141,6 +229,13 @@ export class LmdbStore implements Store {
     } catch {
       return false;
     }
+  }
+
+  async checkWritable(): Promise<void> {
+    if (this.closed) throw new Error('the store is closed');
+    // One key, overwritten, through the same guard as every write (refused below the space
+    // reserve, and a commit clears a past failure): it proves the store takes writes now.
+    await this.guard(() => this.db('readiness_probe').put(['readiness', 'probe'], Date.now()));
   }
 
   async close(): Promise<void> {

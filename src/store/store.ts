@@ -3,7 +3,11 @@
  * Every write resolves only once it is committed, so an acknowledged write survives a crash.
  * LMDB (embedded) is the default; a shared backend (e.g. Redis) can implement the same
  * interface to serve several replicas.
+ * A write that cannot be stored rejects with a catalogued ServiceError: STORAGE_FULL (507)
+ * when there is no room, STORAGE_UNAVAILABLE (503) otherwise; nothing of it is stored.
  */
+
+import type { StoreStatus } from './store-health.js';
 
 /** A per-tenant keyed collection (rules, webhooks, configuration, checkpoints...). */
 export interface Collection<V> {
@@ -40,6 +44,10 @@ export interface Store {
   atomic(fn: (batch: WriteBatch) => void): Promise<void>;
   /** True while the backend answers. */
   connected(): boolean;
+  /** Whether writes are going through (a full disk makes them fail with 507). */
+  status(): StoreStatus;
+  /** Resolves once a small write has been committed; rejects when the store cannot take writes, e.g. 507 when the disk is full (readiness). */
+  checkWritable(): Promise<void>;
   /** Waits for every pending write to be on disk, then closes. */
   close(): Promise<void>;
 }

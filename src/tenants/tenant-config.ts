@@ -15,7 +15,7 @@ import {
 import { DEFAULT_FORESIGHT_CONFIG, resolveForesightConfig, type ForesightConfig } from '../engine/foresight/policy.js';
 import type { Collection, Store } from '../store/store.js';
 import type { TenantRegistry } from './registry.js';
-import type { Tenant } from './tenant.js';
+import { settingsForTier, type Tenant } from './tenant.js';
 
 export interface StoredTenantConfig {
   prediction_enabled: boolean;
@@ -24,10 +24,14 @@ export interface StoredTenantConfig {
   /** Tier 1 and Tier 3 (`bandit_*`) overrides, keyed by the API's snake_case names. */
   thresholds: Record<string, number>;
   error_codes: { decline: string[]; technical: string[] };
+  /** Requests per second for all keys of the tenant together; 0 = none; null (or absent in records written before it existed) = the SERVICE_RATE_LIMIT_RPS default. */
+  rate_limit_rps: number | null;
   updated_at: string;
 }
 
 export interface ConfigPatch {
+  tier?: 1 | 2 | 3;
+  rate_limit_rps?: number | null;
   prediction_enabled?: boolean;
   bandit_enabled?: boolean;
   shadow_mode?: boolean;
@@ -98,6 +102,7 @@ export class TenantConfigService {
       shadow_mode: t.settings.shadowMode,
       thresholds,
       error_codes: { decline: [...t.errorCodes.decline], technical: [...t.errorCodes.technical] },
+      rate_limit_rps: t.rateLimitRps,
       updated_at: this.records.get(t.id, 'config')?.updated_at ?? '',
     };
   }
@@ -115,8 +120,18 @@ export class TenantConfigService {
   /** Validates the whole patch, persists, then applies: a rejected patch changes nothing. */
   async update(t: Tenant, patch: ConfigPatch): Promise<StoredTenantConfig> {
     const next = this.current(t);
+    if (patch.tier !== undefined) {
+      const wanted = settingsForTier(patch.tier, next.shadow_mode);
+      const clash =
+        (patch.prediction_enabled !== undefined && patch.prediction_enabled !== wanted.predictionEnabled) ||
+        (patch.bandit_enabled !== undefined && patch.bandit_enabled !== wanted.banditEnabled);
+      if (clash) throw errors.field('tier', `tier ${patch.tier} means prediction_enabled ${wanted.predictionEnabled} and bandit_enabled ${wanted.banditEnabled}; the toggles sent with it disagree`);
+      next.prediction_enabled = wanted.predictionEnabled;
+      next.bandit_enabled = wanted.banditEnabled;
+    }
     if (patch.prediction_enabled !== undefined) next.prediction_enabled = patch.prediction_enabled;
     if (patch.bandit_enabled !== undefined) next.bandit_enabled = patch.bandit_enabled;
+    if (patch.rate_limit_rps !== undefined) next.rate_limit_rps = patch.rate_limit_rps;
     if (patch.shadow_mode !== undefined) next.shadow_mode = patch.shadow_mode;
     if (patch.thresholds) {
       const issues: FieldIssue[] = [];
@@ -166,6 +181,7 @@ export class TenantConfigService {
     t.banditOverrides = tenantBanditOverridesOrDefaults(c.thresholds);
     t.foresightOverrides = foresightOverrides(c.thresholds);
     t.errorCodes = { decline: new Set(c.error_codes.decline), technical: new Set(c.error_codes.technical) };
+    t.rateLimitRps = c.rate_limit_rps ?? null;
     this.listener(t);
   }
 }

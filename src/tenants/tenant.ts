@@ -4,6 +4,7 @@
  * so routing never touches the store.
  */
 import { RuleTrie } from '../routing/trie.js';
+import type { ActiveOverride, OverrideRecord } from '../overrides/effective.js';
 import type { ErrorCodeOverrides } from '../engine/classify.js';
 import { NO_OVERRIDES } from '../engine/classify.js';
 import type { Tier1Config } from '../engine/tier1/config.js';
@@ -17,6 +18,8 @@ export interface RuleRecord {
   secondary_name: string;
   primary_weight: number;
   created_at: string; // ISO 8601 UTC
+  /** Last PATCH, ISO 8601 UTC; absent until the rule is first changed. */
+  updated_at?: string;
 }
 
 export interface LiveRule {
@@ -24,6 +27,8 @@ export interface LiveRule {
   slot: number; // rule slot in the shared tables
   /** Front thread only: when the first payment of each processor's current technical-failure run started (ms). */
   runStartedAt: [number, number];
+  /** The operator override in force (src/overrides), null when none: the route path applies it. */
+  override?: ActiveOverride | null;
 }
 
 export interface TenantCounters {
@@ -57,10 +62,15 @@ export class Tenant {
   /** Tier 2 / Tier 3 overrides (action threshold, half-life...), validated when set. */
   foresightOverrides: Partial<Record<'actionThreshold' | 'shiftGain' | 'minPrimaryShare' | 'confirmSteps', number>> = {};
   banditOverrides: Record<string, number> = {};
+  /** The tenant's own request rate limit (POST /v1/config/tiers); null = SERVICE_RATE_LIMIT_RPS. */
+  rateLimitRps: number | null = null;
   /** Rule ids being created right now (reserved before the store write resolves). */
   readonly pending = new Set<string>();
   /** Attribute keys of rules being created right now → their rule id. */
   readonly pendingAttributes = new Map<string, string>();
+  /** Operator overrides in force: per rule id, and tenant-wide drains per processor id. */
+  readonly ruleOverrides = new Map<string, OverrideRecord>();
+  readonly processorDrains = new Map<string, OverrideRecord>();
   /** Rule ids being deleted right now. */
   readonly deleting = new Set<string>();
   private slotCache: Int32Array | null = null;

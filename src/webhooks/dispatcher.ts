@@ -20,7 +20,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { Config } from '../config.js';
-import { errors } from '../errors.js';
+import { errors, ServiceError } from '../errors.js';
 import { log } from '../log.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { Collection, Store } from '../store/store.js';
@@ -118,6 +118,11 @@ export class WebhookDispatcher {
     };
   }
 
+  /** Deliveries not yet delivered or failed (queued, in flight or waiting for a retry): the backlog. */
+  pendingCount(): number {
+    return this.inflight.size;
+  }
+
   // ───────────────────────────── lifecycle ─────────────────────────────
 
   /** Loads the webhooks, starts the delivery thread and resumes pending deliveries. */
@@ -140,9 +145,12 @@ export class WebhookDispatcher {
       resumed++;
     }
     if (stale.length > 0) {
-      await this.opts.store.atomic((b) => {
-        for (const s of stale) b.remove(this.pendingIndex, s.tenantId, s.id);
-      });
+      // Housekeeping only: on a full disk the service still starts; they are dropped next time.
+      this.track(
+        this.opts.store.atomic((b) => {
+          for (const s of stale) b.remove(this.pendingIndex, s.tenantId, s.id);
+        }),
+      );
     }
     let hooks = 0;
     for (const m of this.cache.values()) hooks += m.size;
@@ -265,7 +273,12 @@ export class WebhookDispatcher {
   }
 
   private track(p: Promise<unknown>): void {
-    const q = p.catch((e) => log.error('webhook store write failed', { err: String((e as Error)?.message ?? e) }));
+    const q = p.catch((e) => {
+      // A full store is logged once by the store itself; anything else is logged here.
+      if (!(e instanceof ServiceError && (e.code === 'STORAGE_FULL' || e.code === 'STORAGE_UNAVAILABLE'))) {
+        log.error('webhook store write failed', { err: String((e as Error)?.message ?? e) });
+      }
+    });
     this.writes.add(q);
     void q.finally(() => this.writes.delete(q));
   }
@@ -530,8 +543,11 @@ export class WebhookDispatcher {
   /** Sends a delivered or failed delivery again, as a new series of attempts (same id and bytes). */
   async redeliver(tenantId: string, webhookId: string, deliveryId: string): Promise<DeliveryRecord> {
     const hook = this.get(tenantId, webhookId);
-    if (this.inflight.has(deliveryId)) throw errors.deliveryInProgress(deliveryId);
     const stored = this.deliveries.get(scopeOf(tenantId, webhookId), deliveryId);
+    // Only a delivery of this tenant's webhook is "in progress" to it; anyone else's is not found.
+    const f = this.inflight.get(deliveryId);
+    const ours = f !== undefined && f.tenantId === tenantId && f.record.webhook_id === webhookId;
+    if (ours) throw errors.deliveryInProgress(deliveryId);
     if (!stored) throw errors.deliveryNotFound(deliveryId);
     if (stored.status === 'pending') throw errors.deliveryInProgress(deliveryId);
     if (this.state !== 'running') throw errors.unavailable('webhook delivery is stopping');

@@ -39,7 +39,8 @@ describe('Tier 1 failover through the API', () => {
     expect(h.status).toBe(200);
     expect(h.json).toMatchObject({
       rule_id: 'us_card',
-      primary: { processor_id: 'stripe', status: 'healthy', sample_count: 0, p95_latency_ms: null, p99_latency_ms: null, failure_probability: null },
+      // Tier 1: no prediction (null); latency figures are numbers, 0 before any sample.
+      primary: { processor_id: 'stripe', status: 'healthy', sample_count: 0, avg_latency_ms: 0, p95_latency_ms: 0, p99_latency_ms: 0, failure_probability: null },
       secondary: { processor_id: 'adyen', status: 'healthy' },
       decision: { processor_id: 'stripe', weight: 0.9, decision_source: 'rules' },
     });
@@ -89,7 +90,10 @@ describe('Tier 1 failover through the API', () => {
     expect(ev.json[0]).toMatchObject({ rule_id: 'us_card', from_processor: 'stripe', to_processor: 'adyen' });
     expect(typeof ev.json[0].reason).toBe('string');
     expect(ev.json[0].reason).toMatch(/10/);
-    expect(ev.json[0].trigger_value).toBeGreaterThanOrEqual(10);
+    // Spec 2.7: the observed value that exceeded the threshold (the run's error rate, 1 > 0.3).
+    expect(ev.json[0].trigger_value).toBeGreaterThan(ev.json[0].threshold);
+    expect(ev.json[0]).toMatchObject({ trigger_value: 1, threshold: 0.3 });
+    expect(ev.json[0].reason).toMatch(/10 consecutive technical failures/);
     expect(Number.isNaN(Date.parse(ev.json[0].timestamp))).toBe(false);
     const stats = await s.request('GET', '/v1/stats');
     expect(stats.json.failover_events).toBe(1);

@@ -69,6 +69,7 @@ const route: BodyEndpoint = {
     { path: ['amount'], conforms: kinds.nullOr(kinds.num(0, 1e15)) },
     { path: ['amount_tier'], conforms: kinds.nullOr(kinds.oneOf('micro', 'standard', 'high_value', 'premium')) },
   ],
+  closed: true, // unknown fields are a 422 on every endpoint (README, API conventions)
 };
 
 const outcome: BodyEndpoint = {
@@ -80,6 +81,7 @@ const outcome: BodyEndpoint = {
     { path: ['latency_ms'], conforms: kinds.num(0, 3_600_000), required: true },
     { path: ['error_code'], conforms: kinds.nullOr(kinds.str(0, 128)) },
   ],
+  closed: true,
 };
 
 const rules: BodyEndpoint = {
@@ -107,6 +109,7 @@ const rules: BodyEndpoint = {
     { path: ['secondary_name'], conforms: kinds.str(1, 256) },
     { path: ['primary_weight'], conforms: kinds.num(0, 1) },
   ],
+  closed: true,
 };
 
 const processor = (id: string, countries: string[], priority: number) => ({ processor_id: id, name: id.toUpperCase(), countries, currencies: ['EUR'], payment_methods: ['card'], priority });
@@ -127,6 +130,7 @@ const onboard: BodyEndpoint = {
     { path: ['processors', 0, 'priority'], conforms: kinds.int(0, 1_000_000) },
     { path: ['primary_weight'], conforms: kinds.num(0.5, 1) },
   ],
+  closed: true,
 };
 
 const webhookCreate: BodyEndpoint = {
@@ -156,6 +160,8 @@ const finiteRecord = (v: unknown) =>
 const tiers: BodyEndpoint = {
   base: fc.constant({ prediction_enabled: true, bandit_enabled: true, shadow_mode: false, thresholds: { run_length: 10 }, error_codes: { decline: ['fz_decline'], technical: [] } }),
   fields: [
+    { path: ['tier'], conforms: kinds.oneOf(1, 2, 3) },
+    { path: ['rate_limit_rps'], conforms: kinds.nullOr(kinds.int(0, 10_000_000)) },
     { path: ['prediction_enabled'], conforms: kinds.bool },
     { path: ['bandit_enabled'], conforms: kinds.bool },
     { path: ['shadow_mode'], conforms: kinds.bool },
@@ -165,6 +171,7 @@ const tiers: BodyEndpoint = {
     { path: ['error_codes', 'decline'], conforms: kinds.arrayOf(kinds.str(1, 64), 0, 200) },
     { path: ['error_codes', 'technical'], conforms: kinds.arrayOf(kinds.str(1, 64), 0, 200) },
   ],
+  closed: true,
 };
 
 async function fuzzBody(name: string, method: string, path: () => string, ep: BodyEndpoint, okStatus: number): Promise<void> {

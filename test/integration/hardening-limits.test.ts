@@ -1,17 +1,17 @@
-/** Overload protections: per-key rate limit (429 + Retry-After) and the slow-body deadline (408). */
+/** Overload protections: the opt-in per-tenant rate limit (429 + Retry-After) and the slow-body deadline (408). */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, stopAllServers, type TestServer } from '../helpers/server.js';
 
 afterAll(stopAllServers);
 
-describe('rate limit per API key', () => {
+describe('rate limit per tenant (opt-in)', () => {
   let s: TestServer;
   beforeAll(async () => {
-    s = await startServer({ env: { SERVICE_API_KEYS: 'ka:acme,kb:acme,kg:globex', SERVICE_RATE_LIMIT_RPS: '5' } });
+    s = await startServer({ env: { SERVICE_API_KEYS: 'ka:acme,kb:acme,kg:globex,kz:zeta', SERVICE_RATE_LIMIT_RPS: '5' } });
   });
 
-  it('answers 429 with Retry-After past the burst, per key, and recovers', async () => {
+  it('answers 429 with Retry-After past the burst; all keys of a tenant share the budget; it recovers', async () => {
     const statuses: number[] = [];
     let limited: Awaited<ReturnType<TestServer['request']>> | undefined;
     for (let i = 0; i < 30; i++) {
@@ -22,14 +22,34 @@ describe('rate limit per API key', () => {
     expect(statuses.filter((x) => x === 200).length).toBeGreaterThanOrEqual(10); // the burst
     expect(limited).toBeDefined();
     expect(limited!.json.error.code).toBe('RATE_LIMITED');
+    expect(limited!.json.error.message).toMatch(/tenant "acme"/);
     expect(Number(limited!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    // Another key, even of the same tenant, has its own bucket.
-    expect((await s.request('GET', '/v1/stats', undefined, { 'x-api-key': 'kb' })).status).toBe(200);
+    // Another key of the same tenant draws from the same, empty, bucket...
+    expect((await s.request('GET', '/v1/stats', undefined, { 'x-api-key': 'kb' })).status).toBe(429);
+    // ...while another tenant has its own.
     expect((await s.request('GET', '/v1/stats', undefined, { 'x-api-key': 'kg' })).status).toBe(200);
-    // Public endpoints are not limited by key.
+    // Public endpoints are not limited.
     expect((await s.request('GET', '/')).status).toBe(200);
     await new Promise((r) => setTimeout(r, 1200));
-    expect((await s.request('GET', '/v1/stats', undefined, { 'x-api-key': 'ka' })).status).toBe(200);
+    expect((await s.request('GET', '/v1/stats', undefined, { 'x-api-key': 'kb' })).status).toBe(200);
+  });
+
+  it('a tenant can have its own limit (POST /v1/config/tiers rate_limit_rps), 0 = none, null = the default', async () => {
+    const Z = { 'x-api-key': 'kz' };
+    const set = await s.request('POST', '/v1/config/tiers', { rate_limit_rps: 0 }, Z);
+    expect(set.status).toBe(200);
+    expect(set.json).toMatchObject({ rate_limit_rps: 0, rate_limit_rps_override: 0 });
+    const burst = await Promise.all(Array.from({ length: 40 }, () => s.request('GET', '/v1/stats', undefined, Z)));
+    expect(burst.map((r) => r.status).filter((x) => x !== 200)).toEqual([]);
+    const back = await s.request('POST', '/v1/config/tiers', { rate_limit_rps: null }, Z);
+    expect(back.json).toMatchObject({ rate_limit_rps: 5, rate_limit_rps_override: null });
+    const after = [];
+    for (let i = 0; i < 20; i++) after.push((await s.request('GET', '/v1/stats', undefined, Z)).status);
+    expect(after).toContain(429);
+    // Bad values are named.
+    const bad = await s.request('POST', '/v1/config/tiers', { rate_limit_rps: -1 }, { 'x-api-key': 'kg' });
+    expect(bad.status).toBe(422);
+    expect(bad.json.error.fields[0].field).toBe('rate_limit_rps');
   });
 });
 

@@ -75,9 +75,11 @@ describe('shadow report', () => {
       estimated_revenue_impact: 0,
       average_order_value: 50,
       rules: {},
-      earliest_observation: null,
-      latest_observation: null,
     });
+    // Spec 2.9 types them as date-time strings: an untouched report has both (the time of the report).
+    expect(r.earliest_observation).toMatch(ISO_OFFSET);
+    expect(r.latest_observation).toBe(r.earliest_observation);
+    expect(Math.abs(Date.parse(r.earliest_observation) - Date.now())).toBeLessThan(60_000);
   });
 
   it('validates average_order_value: a finite number > 0, else 422 naming it', async () => {
@@ -166,7 +168,10 @@ describe('shadow report', () => {
   it('DELETE resets the report, durably', async () => {
     const d = await s.request('DELETE', '/v1/shadow-report');
     expect(d.status).toBe(200);
-    expect(d.json).toMatchObject({ shadow_mode_active: true, total_transactions: 0, total_outcomes: 0, earliest_observation: null });
+    expect(d.json).toMatchObject({ shadow_mode_active: true, total_transactions: 0, total_outcomes: 0 });
+    // Nothing observed yet in the new period: both timestamps are its start.
+    expect(d.json.earliest_observation).toBe(d.json.period_started_at);
+    expect(d.json.latest_observation).toBe(d.json.period_started_at);
     await routes(1);
     await s.kill9(); // no graceful stop: the reset must already be stored
     s = await startServer({ dataDir: s.dataDir, env: ENV });

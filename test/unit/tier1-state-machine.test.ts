@@ -42,9 +42,9 @@ describe('state machine', () => {
         event,
         from: ProcessorStatus.Healthy,
         to: ProcessorStatus.FailedOver,
-        reason: '10 consecutive technical failures reached the failover run length 10',
-        triggerValue: 10,
-        threshold: 10,
+        reason: '10 consecutive technical failures (error rate 100% over the run) reached the failover run length 10; failover threshold 30.0%',
+        triggerValue: 1,
+        threshold: 0.3,
       },
     ]);
     expect(st.statusSinceMs).toBe(T0);

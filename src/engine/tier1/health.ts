@@ -7,8 +7,6 @@
  * (issuer declines lower the success rate but are not processor errors).
  */
 import {
-  MIN_SAMPLES_P95,
-  MIN_SAMPLES_P99,
   PF_AVG_LATENCY,
   PF_DECLINE_RATE,
   PF_ERROR_RATE,
@@ -77,8 +75,10 @@ export function readHealth(
   out.declineRate = n > 0 ? counts.decline / n : NaN;
   readLatency(seg, w, nowMs, HEALTH_HORIZON_MS, latency);
   out.avgLatencyMs = latency.count > 0 ? latency.sum / latency.count : NaN;
-  out.p95LatencyMs = latency.count >= MIN_SAMPLES_P95 ? percentile(latency, 0.95) : NaN;
-  out.p99LatencyMs = latency.count >= MIN_SAMPLES_P99 ? percentile(latency, 0.99) : NaN;
+  // Published for display whatever the count (the spec types them as floats; sample_count says
+  // how far to trust them). Detection keeps its own minimum (signals.ts, latencyMinSamples).
+  out.p95LatencyMs = latency.count > 0 ? percentile(latency, 0.95) : NaN;
+  out.p99LatencyMs = latency.count > 0 ? percentile(latency, 0.99) : NaN;
   return out;
 }
 

@@ -86,10 +86,13 @@ interface Trigger {
 
 function failoverTrip(sig: Signals, cfg: Tier1Config): Trigger | null {
   if (sig.run >= cfg.runLength) {
+    // Spec 2.7: trigger_value is the observed value that exceeded `threshold`. Over the run
+    // the technical error rate is 1 (every outcome failed), above any failover threshold
+    // (always < 1); the run length goes in the reason.
     return {
-      reason: `${sig.run} consecutive technical failures reached the failover run length ${cfg.runLength}`,
-      triggerValue: sig.run,
-      threshold: cfg.runLength,
+      reason: `${sig.run} consecutive technical failures (error rate 100% over the run) reached the failover run length ${cfg.runLength}; failover threshold ${pct(cfg.failoverThreshold)}`,
+      triggerValue: 1,
+      threshold: cfg.failoverThreshold,
     };
   }
   return rateTrip(sig.horizons, cfg.failoverThreshold, cfg.failoverConfidence, 'failover', cfg);
@@ -190,7 +193,7 @@ function enterFailedOver(
  * of a processor that had its traffic (the first one, and every flap after a recovery), so a
  * flapping processor waits longer and longer before it is trusted again.
  */
-function registerTrip(st: ProcState, cfg: Tier1Config, nowMs: number, completedEpoch: number): void {
+export function registerTrip(st: ProcState, cfg: Tier1Config, nowMs: number, completedEpoch: number): void {
   st.trips = st.trips > 0 && nowMs - st.lastTripMs <= cfg.backoffResetMs ? st.trips + 1 : 1;
   st.lastTripMs = nowMs;
   suspendProbes(st, cfg, nowMs, completedEpoch);

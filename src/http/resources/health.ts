@@ -7,8 +7,10 @@ import { ruleHealth } from '../../engine/health-view.js';
 import { isLogCursor } from '../../store/lmdb-store.js';
 import { ErrorSchema, Nullable } from '../../schemas/common.js';
 import { tierOf } from '../../tenants/tenant.js';
-import { endpoint, type Endpoint } from '../endpoint.js';
+import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';
+import { failoverEvent, RULE_ID, ruleHealth as ruleHealthExample } from '../../schemas/examples.js';
 import { checkPathId } from './rules.js';
+import { Override } from '../../schemas/overrides.js';
 
 const ProcessorHealth = Type.Object(
   {
@@ -19,16 +21,16 @@ const ProcessorHealth = Type.Object(
     error_rate: Type.Number({ description: 'technical errors / all outcomes over the last 60 s; 0 before the first outcome' }),
     decline_rate: Type.Number({ description: 'issuer declines / all outcomes' }),
     avg_latency_ms: Type.Number(),
-    p95_latency_ms: Nullable(Type.Number({ description: 'null below 50 samples' })),
-    p99_latency_ms: Nullable(Type.Number({ description: 'null below 200 samples' })),
+    p95_latency_ms: Type.Number({ description: 'over the last 60 s; 0 before the first outcome; with few samples, the percentile of those there are (see sample_count)' }),
+    p99_latency_ms: Type.Number({ description: 'over the last 60 s; 0 before the first outcome; with few samples, the percentile of those there are (see sample_count)' }),
     sample_count: Type.Integer(),
-    failure_probability: Nullable(Type.Number({ description: 'Tier 2 prediction; null when prediction is disabled' })),
+    failure_probability: Nullable(Type.Number({ description: 'Tier 2 prediction, 0 to 1, from the moment the rule exists (the model\'s no-evidence prior before its first evaluation); null only when Tier 2 is off' })),
     bandit_weight: Nullable(Type.Number({ description: 'Tier 3 allocation; null when the bandit is disabled' })),
   },
   { $id: 'ProcessorHealth' },
 );
 
-const RuleHealth = Type.Object(
+export const RuleHealth = Type.Object(
   {
     rule_id: Type.String(),
     primary: ProcessorHealth,
@@ -38,6 +40,7 @@ const RuleHealth = Type.Object(
       weight: Type.Number({ description: 'its share of the traffic' }),
       decision_source: Type.String(),
       failure_probability: Nullable(Type.Number()),
+      override: Type.Optional(Override),
     }),
   },
   { $id: 'RuleHealth' },
@@ -70,17 +73,22 @@ export function healthEndpoints(app: AppContext, engine: EngineService): Endpoin
         // No prototype: a rule may be called `__proto__` (a valid id), which would otherwise
         // set the object's prototype instead of adding the rule.
         const rules: Record<string, unknown> = Object.create(null);
-        for (const r of t.rules.values()) rules[r.record.rule_id] = ruleHealth(app.tables, r);
+        for (const r of t.rules.values()) rules[r.record.rule_id] = ruleHealth(app.tables, r, t.settings.predictionEnabled);
         return { status: 200, body: { status: 'ok', engine_running: engine.running(), tier: tierOf(t.settings), rules } };
       },
       doc: {
         summary: 'Health of every rule of the caller\'s tenant',
         tag: 'Monitoring',
+        operationId: 'getHealth',
         responses: {
-          200: {
-            description: 'health',
-            schema: Type.Object({ status: Type.String(), engine_running: Type.Boolean(), tier: Type.Integer(), rules: Type.Record(Type.String(), RuleHealth) }),
-          },
+          200: jsonBody(
+            'health',
+            Type.Object(
+              { status: Type.String(), engine_running: Type.Boolean(), tier: Type.Integer(), rules: Type.Record(Type.String(), RuleHealth) },
+              { $id: 'HealthOverview' },
+            ),
+            { status: 'ok', engine_running: true, tier: 1, rules: { [RULE_ID]: ruleHealthExample } },
+          ),
         },
       },
     }),
@@ -90,14 +98,21 @@ export function healthEndpoints(app: AppContext, engine: EngineService): Endpoin
       auth: true,
       handler: (ctx) => {
         const id = checkPathId('rule_id', ctx.params.rule_id);
-        const rule = tenantOf(app, ctx).rules.get(id);
+        const t = tenantOf(app, ctx);
+        const rule = t.rules.get(id);
         if (!rule) throw errors.ruleNotFound(id);
-        return { status: 200, body: ruleHealth(app.tables, rule) };
+        return { status: 200, body: ruleHealth(app.tables, rule, t.settings.predictionEnabled) };
       },
       doc: {
         summary: 'Health of one rule',
         tag: 'Monitoring',
-        responses: { 200: { description: 'rule health', schema: RuleHealth }, 404: { description: 'no such rule', schema: ErrorSchema } },
+        operationId: 'getRuleHealth',
+        pathExamples: { rule_id: RULE_ID },
+        responses: {
+          200: jsonBody('rule health', RuleHealth, ruleHealthExample),
+          404: { description: 'no such rule', schema: ErrorSchema, error: 'RULE_NOT_FOUND' },
+          422: { description: 'malformed rule id', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
+        },
       },
     }),
     endpoint({
@@ -121,12 +136,16 @@ export function healthEndpoints(app: AppContext, engine: EngineService): Endpoin
       doc: {
         summary: 'The failover audit trail, newest first',
         tag: 'Monitoring',
+        operationId: 'listFailoverEvents',
         description: 'Paginated: `limit` (1-1000, default 100) and `before` (an `event_id` from the previous page). Kept across restarts.',
         query: [
           { name: 'limit', description: 'page size, 1-1000, default 100', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
           { name: 'before', description: 'return events older than this event_id', schema: { type: 'string' } },
         ],
-        responses: { 200: { description: 'failover events', schema: Type.Array(FailoverEvent) }, 422: { description: 'bad query parameter', schema: ErrorSchema } },
+        responses: {
+          200: jsonBody('failover events', Type.Array(FailoverEvent), [failoverEvent]),
+          422: { description: 'bad query parameter', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
+        },
       },
     }),
   ];

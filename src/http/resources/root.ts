@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../app-context.js';
 import { errors } from '../../errors.js';
-import { endpoint, type Endpoint } from '../endpoint.js';
+import { endpoint, jsonBody, type Endpoint, type HiddenDoc } from '../endpoint.js';
 import { renderEngineGauges } from '../../metrics/engine-gauges.js';
 
 const require = createRequire(import.meta.url);
@@ -56,7 +56,7 @@ export function rootEndpoints(app: AppContext, openApi: () => unknown): Endpoint
     contentType: app.metrics.registry.contentType,
   });
   const html = (text: string) => () => ({ status: 200, body: text, contentType: 'text/html; charset=utf-8' });
-  const hidden = { summary: '', tag: 'Docs', hidden: true, responses: {} };
+  const hidden: HiddenDoc = { hidden: true };
   return [
     endpoint({
       method: 'GET',
@@ -64,25 +64,56 @@ export function rootEndpoints(app: AppContext, openApi: () => unknown): Endpoint
       auth: false,
       handler: () => ({ status: 200, body: { service: 'payment-routing-engine', version: app.version } }),
       doc: {
-        summary: 'Liveness',
+        summary: 'Liveness: the process answers',
         tag: 'Service',
-        responses: { 200: { description: 'the service answers', schema: Type.Object({ service: Type.String(), version: Type.String() }) } },
+        operationId: 'getLiveness',
+        description: 'Says only that the process serves HTTP; `GET /ready` says whether it should get traffic.',
+        responses: {
+          200: jsonBody('the service answers', Type.Object({ service: Type.String(), version: Type.String() }, { $id: 'Liveness' }), {
+            service: 'payment-routing-engine',
+            version: '0.1.0',
+          }),
+        },
       },
     }),
     endpoint({
       method: 'GET',
-      path: '/metrics/',
+      path: '/metrics',
       auth: false,
       handler: metrics,
-      doc: { summary: 'Prometheus metrics (public)', tag: 'Monitoring', responses: { 200: { description: 'text exposition format' } } },
+      doc: {
+        summary: 'Prometheus metrics (public)',
+        tag: 'Monitoring',
+        operationId: 'getMetrics',
+        description: 'Also served at `/metrics/` (the same answer).',
+        responses: {
+          200: {
+            description: 'text exposition format',
+            contentType: 'text/plain; version=0.0.4; charset=utf-8',
+            example: '# HELP service_transactions_routed_total routing decisions served\n# TYPE service_transactions_routed_total counter\nservice_transactions_routed_total 15230\n',
+          },
+        },
+      },
     }),
-    endpoint({ method: 'GET', path: '/metrics', auth: false, handler: metrics, doc: hidden }),
+    // The spec's path; documented under /metrics (a trailing slash upsets OpenAPI tooling).
+    endpoint({ method: 'GET', path: '/metrics/', auth: false, handler: metrics, doc: hidden }),
     endpoint({
       method: 'GET',
       path: '/openapi.json',
       auth: false,
       handler: () => ({ status: 200, body: (openApiText ??= JSON.stringify(openApi())) }),
-      doc: { summary: 'This OpenAPI document', tag: 'Docs', responses: { 200: { description: 'OpenAPI 3.1' } } },
+      doc: {
+        summary: 'This OpenAPI document',
+        tag: 'Docs',
+        operationId: 'getOpenApi',
+        responses: {
+          200: jsonBody(
+            'OpenAPI 3.1',
+            Type.Object({ openapi: Type.String(), info: Type.Object({ title: Type.String(), version: Type.String() }) }, { $id: 'OpenApiDocument', additionalProperties: true }),
+            { openapi: '3.1.0', info: { title: 'Payment Routing Engine', version: '0.1.0' } },
+          ),
+        },
+      },
     }),
     endpoint({ method: 'GET', path: '/docs', auth: false, handler: html(SWAGGER_HTML), doc: hidden }),
     endpoint({ method: 'GET', path: '/docs/', auth: false, handler: html(SWAGGER_HTML), doc: hidden }),

@@ -6,7 +6,8 @@ import { CLASSIFICATION_NAMES, recordReportedOutcome } from '../../routing/outco
 import { compile, ErrorSchema } from '../../schemas/common.js';
 import { OutcomeAccepted, OutcomeReport, RouteDecision, RouteRequest } from '../../schemas/routing.js';
 import type { ShadowObserver } from '../../shadow/shadow-service.js';
-import { endpoint, type Endpoint } from '../endpoint.js';
+import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';
+import { outcomeReport as outcomeExample, routeRequest as routeExample, RULE_ID } from '../../schemas/examples.js';
 
 const routeRequest = compile(RouteRequest);
 const outcomeReport = compile(OutcomeReport);
@@ -23,7 +24,7 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
         const tenant = tenantOf(app, ctx);
         const rule = matchRule(tenant, body);
         if (!rule) throw errors.noMatch();
-        const decision = decide(app.tables, rule, Math.random());
+        const decision = decide(app.tables, rule, Math.random(), tenant.settings.predictionEnabled);
         tenant.counters.routed++;
         app.metrics.counts.routed++;
         if (shadow !== null && tenant.settings.shadowMode) shadow.routed(tenant, Date.now());
@@ -32,12 +33,22 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
       doc: {
         summary: 'Choose the processor for a payment',
         tag: 'Routing',
+        operationId: 'routePayment',
+        writesStore: false,
+        requestExample: routeExample,
         description:
           'Matches the most specific rule and picks a processor by its current weights. Also returns `rule_id` to report back with the outcome.',
         responses: {
-          200: { description: 'the routing decision', schema: RouteDecision },
-          404: { description: 'no rule matches', schema: ErrorSchema },
-          422: { description: 'invalid fields', schema: ErrorSchema },
+          200: jsonBody('the routing decision', RouteDecision, {
+            processor_id: 'stripe_us',
+            weight: 0.9,
+            fallback_processor_id: 'adyen_us',
+            decision_source: 'rules',
+            failure_probability: null,
+            rule_id: RULE_ID,
+          }),
+          404: { description: 'no rule matches', schema: ErrorSchema, error: 'ROUTING_NO_MATCH' },
+          422: { description: 'invalid fields', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
         },
       },
     }),
@@ -60,11 +71,14 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
       doc: {
         summary: 'Report how a payment went',
         tag: 'Routing',
+        operationId: 'reportOutcome',
+        writesStore: false,
+        requestExample: outcomeExample,
         description:
           'Failed outcomes are classified by error_code: issuer declines count against the success rate only; technical errors (timeouts, 5xx, network, no code) count as processor errors.',
         responses: {
-          202: { description: 'recorded', schema: OutcomeAccepted },
-          422: { description: 'invalid fields, unknown rule_id, or processor not in the rule', schema: ErrorSchema },
+          202: jsonBody('recorded', OutcomeAccepted, { status: 'accepted', classification: 'technical_error' }),
+          422: { description: 'invalid fields, unknown rule_id, or processor not in the rule', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
         },
       },
     }),

@@ -1,13 +1,15 @@
-/** /v1/rules: create, list, delete (spec 2.4, 4.2). */
+/** /v1/rules: create, list, read, change, delete (spec 2.4, 4.2). */
 import { Type } from '@sinclair/typebox';
 import { tenantOf, type AppContext } from '../../app-context.js';
 import { errors } from '../../errors.js';
 import { compile, ErrorSchema, ID_PATTERN, MAX_ID_LENGTH } from '../../schemas/common.js';
-import { Deleted, RuleInput, RuleOutput } from '../../schemas/rules.js';
+import { Deleted, RuleInput, RuleOutput, RulePatch } from '../../schemas/rules.js';
 import { ruleOutput } from '../../rules/rule-service.js';
-import { endpoint, type Endpoint } from '../endpoint.js';
+import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';
+import { rule as ruleExample, ruleInput as ruleInputExample, RULE_ID } from '../../schemas/examples.js';
 
 const ruleInput = compile(RuleInput);
+const rulePatch = compile(RulePatch);
 const idPattern = new RegExp(ID_PATTERN);
 
 export function checkPathId(field: string, value: string): string {
@@ -24,7 +26,12 @@ export function ruleEndpoints(app: AppContext): Endpoint[] {
       path: '/v1/rules',
       auth: true,
       handler: (ctx) => ({ status: 200, body: app.rules.list(tenantOf(app, ctx)).map(ruleOutput) }),
-      doc: { summary: 'List routing rules', tag: 'Rules', responses: { 200: { description: 'the tenant\'s rules', schema: Type.Array(RuleOutput) } } },
+      doc: {
+        summary: 'List routing rules',
+        tag: 'Rules',
+        operationId: 'listRules',
+        responses: { 200: jsonBody('the tenant\'s rules', Type.Array(RuleOutput), [ruleExample]) },
+      },
     }),
     endpoint({
       method: 'POST',
@@ -33,16 +40,76 @@ export function ruleEndpoints(app: AppContext): Endpoint[] {
       body: ruleInput,
       handler: async (ctx, body) => {
         const record = await app.rules.create(tenantOf(app, ctx), body);
-        return { status: 201, body: ruleOutput(record) };
+        const out = ruleOutput(record);
+        await app.audit.record(ctx, { action: 'rule.created', target_type: 'rule', target_id: record.rule_id, before: null, after: out });
+        return { status: 201, body: out };
       },
       doc: {
         summary: 'Create a routing rule',
         tag: 'Rules',
+        operationId: 'createRule',
+        requestExample: ruleInputExample,
         description: 'Attributes shorter than 6 are padded with `*`. Names default to ids, primary_weight to 0.9; secondary_weight is 1 − primary_weight.',
         responses: {
-          201: { description: 'the created rule', schema: RuleOutput },
-          409: { description: 'a rule with this id exists', schema: ErrorSchema },
-          422: { description: 'invalid fields', schema: ErrorSchema },
+          201: jsonBody('the created rule', RuleOutput, {
+            ...ruleExample,
+            rule_id: ruleInputExample.rule_id,
+            attributes: ['GB', 'GBP', 'card', '*', '*', '*'],
+            primary: { processor_id: 'adyen_eu', name: 'Adyen EU' },
+            secondary: { processor_id: 'stripe_eu', name: 'Stripe EU' },
+          }),
+          409: { description: 'a rule with this id (or these attributes) exists', schema: ErrorSchema, error: 'RULE_ALREADY_EXISTS' },
+          422: { description: 'invalid fields', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
+        },
+      },
+    }),
+    endpoint({
+      method: 'GET',
+      path: '/v1/rules/{rule_id}',
+      auth: true,
+      handler: (ctx) => {
+        const id = checkPathId('rule_id', ctx.params.rule_id);
+        return { status: 200, body: ruleOutput(app.rules.get(tenantOf(app, ctx), id)) };
+      },
+      doc: {
+        summary: 'Get one routing rule',
+        tag: 'Rules',
+        operationId: 'getRule',
+        pathExamples: { rule_id: RULE_ID },
+        responses: {
+          200: jsonBody('the rule', RuleOutput, ruleExample),
+          404: { description: 'no such rule', schema: ErrorSchema, error: 'RULE_NOT_FOUND' },
+          422: { description: 'malformed rule id', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
+        },
+      },
+    }),
+    endpoint({
+      method: 'PATCH',
+      path: '/v1/rules/{rule_id}',
+      auth: true,
+      body: rulePatch,
+      handler: async (ctx, body) => {
+        const id = checkPathId('rule_id', ctx.params.rule_id);
+        const { before, after } = await app.rules.patch(tenantOf(app, ctx), id, body);
+        const out = ruleOutput(after);
+        await app.audit.record(ctx, { action: 'rule.updated', target_type: 'rule', target_id: id, before: ruleOutput(before), after: out });
+        return { status: 200, body: out };
+      },
+      doc: {
+        summary: 'Change a routing rule in place',
+        tag: 'Rules',
+        operationId: 'updateRule',
+        pathExamples: { rule_id: RULE_ID },
+        requestExample: { primary_weight: 0.7 },
+        description:
+          'Any of attributes, processor ids and names, primary_weight (at least one; the id cannot change). Routing switches to the new version atomically: ' +
+          'the rule is never missing. Engine state (status, health, predictions, bandit posterior) of a processor that stays in the rule is kept; a new processor starts fresh. ' +
+          'A changed processor id without a name takes the id as its name. Same attribute conflict rule as creation (409).',
+        responses: {
+          200: jsonBody('the changed rule', RuleOutput, { ...ruleExample, primary_weight: 0.7, secondary_weight: 0.3 }),
+          404: { description: 'no such rule', schema: ErrorSchema, error: 'RULE_NOT_FOUND' },
+          409: { description: 'another rule has these attributes', schema: ErrorSchema, error: 'RULE_ALREADY_EXISTS' },
+          422: { description: 'invalid fields', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
         },
       },
     }),
@@ -52,13 +119,20 @@ export function ruleEndpoints(app: AppContext): Endpoint[] {
       auth: true,
       handler: async (ctx) => {
         const id = checkPathId('rule_id', ctx.params.rule_id);
-        await app.rules.remove(tenantOf(app, ctx), id);
+        const before = await app.rules.remove(tenantOf(app, ctx), id);
+        await app.audit.record(ctx, { action: 'rule.deleted', target_type: 'rule', target_id: id, before: ruleOutput(before), after: null });
         return { status: 200, body: { deleted: id } };
       },
       doc: {
         summary: 'Delete a routing rule',
         tag: 'Rules',
-        responses: { 200: { description: 'deleted', schema: Deleted }, 404: { description: 'no such rule', schema: ErrorSchema } },
+        operationId: 'deleteRule',
+        pathExamples: { rule_id: RULE_ID },
+        responses: {
+          200: jsonBody('deleted', Deleted, { deleted: RULE_ID }),
+          404: { description: 'no such rule', schema: ErrorSchema, error: 'RULE_NOT_FOUND' },
+          422: { description: 'malformed rule id', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
+        },
       },
     }),
   ];

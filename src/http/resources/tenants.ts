@@ -13,7 +13,7 @@ import { TENANT_ID_PATTERN } from '../api-keys.js';
 import { ErrorSchema } from '../../schemas/common.js';
 import { TenantDetail, TenantList } from '../../schemas/tenants.js';
 import { tierOf, type Tenant } from '../../tenants/tenant.js';
-import { endpoint, type Ctx, type Endpoint } from '../endpoint.js';
+import { endpoint, jsonBody, type Ctx, type Endpoint } from '../endpoint.js';
 
 export function tenantEndpoints(app: AppContext): Endpoint[] {
   const devMode = () => app.config.apiKeys === null;
@@ -53,8 +53,11 @@ export function tenantEndpoints(app: AppContext): Endpoint[] {
       doc: {
         summary: 'Tenants the caller may see',
         tag: 'Tenants',
+        operationId: 'listTenants',
         description: 'The caller\'s own tenant; every tenant for an admin key (`key:tenant:admin`). Development mode: `default` only.',
-        responses: { 200: { description: 'tenants', schema: TenantList } },
+        responses: {
+          200: jsonBody('tenants', TenantList, { tenants: [{ tenant_id: 'acme', active: true, rules_count: 1, engine_running: true }], total: 1 }),
+        },
       },
     }),
     endpoint({
@@ -71,11 +74,23 @@ export function tenantEndpoints(app: AppContext): Endpoint[] {
       doc: {
         summary: 'One tenant, with its counters',
         tag: 'Tenants',
+        operationId: 'getTenant',
+        pathExamples: { tenant_id: 'acme' },
         description: 'A tenant the caller may not see answers 404, the same as an unknown one.',
         responses: {
-          200: { description: 'tenant detail', schema: TenantDetail },
-          404: { description: 'no such tenant (or not visible to this key)', schema: ErrorSchema },
-          422: { description: 'malformed tenant id', schema: ErrorSchema },
+          200: jsonBody('tenant detail', TenantDetail, {
+            tenant_id: 'acme',
+            active: true,
+            rules_count: 1,
+            engine_running: true,
+            tier: 1,
+            shadow_mode: false,
+            transactions_routed: 15230,
+            transactions_reported: 15102,
+            failover_events: 1,
+          }),
+          404: { description: 'no such tenant (or not visible to this key)', schema: ErrorSchema, error: 'TENANT_NOT_FOUND' },
+          422: { description: 'malformed tenant id', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
         },
       },
     }),

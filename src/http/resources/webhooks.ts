@@ -5,7 +5,9 @@ import { Delivery, DeliveryList, WebhookDeleted, WebhookInput, WebhookList, Webh
 import { MAX_DELIVERIES_PER_WEBHOOK, MAX_WEBHOOKS_PER_TENANT, type DeliveryQuery, type WebhookDispatcher } from '../../webhooks/dispatcher.js';
 import { DELIVERY_ID_RE, EVENT_TYPES, WEBHOOK_ID_RE } from '../../webhooks/events.js';
 import { DELIVERY_STATUSES, deliveryOutput, webhookOutput, type DeliveryStatus } from '../../webhooks/records.js';
-import { endpoint, type Ctx, type Endpoint } from '../endpoint.js';
+import { endpoint, jsonBody, type Ctx, type Endpoint } from '../endpoint.js';
+import { delivery, DELIVERY_ID, webhook, WEBHOOK_ID, webhookInput as webhookInputExample, webhookPatch as webhookPatchExample } from '../../schemas/examples.js';
+import type { AuditTrail } from '../../audit/audit-trail.js';
 
 /** The compiled validator, with clearer messages for the two generic ones TypeBox gives here. */
 function friendly<T>(v: Validator<T>): Validator<T> {
@@ -68,9 +70,11 @@ function deliveryQuery(ctx: Ctx): DeliveryQuery {
   return { limit, status: (status as DeliveryStatus | null) ?? undefined, before: before ?? undefined };
 }
 
-const notFound = { description: 'no such webhook for this tenant (WEBHOOK_NOT_FOUND)', schema: ErrorSchema };
+const notFound = { description: 'no such webhook for this tenant (WEBHOOK_NOT_FOUND)', schema: ErrorSchema, error: 'WEBHOOK_NOT_FOUND' as const };
+const webhookPath = { webhook_id: WEBHOOK_ID };
+const deliveryPath = { webhook_id: WEBHOOK_ID, delivery_id: DELIVERY_ID };
 
-export function webhookEndpoints(webhooks: WebhookDispatcher): Endpoint[] {
+export function webhookEndpoints(webhooks: WebhookDispatcher, audit: AuditTrail): Endpoint[] {
   /** The caller's tenant: always the one its API key maps to. */
   const tenant = (ctx: Ctx) => ctx.grant.tenantId;
   return [
@@ -79,18 +83,24 @@ export function webhookEndpoints(webhooks: WebhookDispatcher): Endpoint[] {
       path: '/v1/webhooks',
       auth: true,
       body: webhookInput,
-      handler: async (ctx, body) => ({ status: 201, body: webhookOutput(await webhooks.create(tenant(ctx), body)) }),
+      handler: async (ctx, body) => {
+        const out = webhookOutput(await webhooks.create(tenant(ctx), body));
+        await audit.record(ctx, { action: 'webhook.created', target_type: 'webhook', target_id: out.id, before: null, after: out });
+        return { status: 201, body: out };
+      },
       doc: {
         summary: 'Register a webhook',
         tag: 'Webhooks',
+        operationId: 'createWebhook',
+        requestExample: webhookInputExample,
         description:
           `Only \`url\` is required. \`event_types\` defaults to all four (failover.triggered, failover.recovered, processor.degraded, processor.healthy); ` +
           `\`secret\` (8-256 characters) makes every delivery carry \`X-Service-Signature: sha256=<hex HMAC-SHA256 of the raw body>\` and is never returned. ` +
           `At most ${MAX_WEBHOOKS_PER_TENANT} webhooks per tenant (422 LIMIT_EXCEEDED). Each delivery is a POST of \`{event_id, event_type, timestamp, data}\`, ` +
           'up to 3 attempts with 1 s and 2 s between them, 10 s timeout per attempt (SERVICE_WEBHOOK_TIMEOUT_MS, SERVICE_WEBHOOK_BACKOFF_MS); any 2xx is success, redirects are not followed.',
         responses: {
-          201: { description: 'the webhook (without its secret)', schema: WebhookOutput },
-          422: { description: 'an invalid field (named), a refused destination (`url`), or the per-tenant limit', schema: ErrorSchema },
+          201: jsonBody('the webhook (without its secret)', WebhookOutput, webhook),
+          422: { description: 'an invalid field (named), a refused destination (`url`), or the per-tenant limit', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
         },
       },
     }),
@@ -102,31 +112,51 @@ export function webhookEndpoints(webhooks: WebhookDispatcher): Endpoint[] {
         const list = webhooks.list(tenant(ctx)).map(webhookOutput);
         return { status: 200, body: { webhooks: list, total: list.length } };
       },
-      doc: { summary: "List the tenant's webhooks", tag: 'Webhooks', responses: { 200: { description: 'in creation order', schema: WebhookList } } },
+      doc: {
+        summary: "List the tenant's webhooks",
+        tag: 'Webhooks',
+        operationId: 'listWebhooks',
+        responses: { 200: jsonBody('in creation order', WebhookList, { webhooks: [webhook], total: 1 }) },
+      },
     }),
     endpoint({
       method: 'GET',
       path: '/v1/webhooks/{webhook_id}',
       auth: true,
       handler: (ctx) => ({ status: 200, body: webhookOutput(webhooks.get(tenant(ctx), webhookId(ctx))) }),
-      doc: { summary: 'One webhook', tag: 'Webhooks', responses: { 200: { description: 'the webhook', schema: WebhookOutput }, 404: notFound } },
+      doc: {
+        summary: 'One webhook',
+        tag: 'Webhooks',
+        operationId: 'getWebhook',
+        pathExamples: webhookPath,
+        responses: { 200: jsonBody('the webhook', WebhookOutput, webhook), 404: notFound },
+      },
     }),
     endpoint({
       method: 'PATCH',
       path: '/v1/webhooks/{webhook_id}',
       auth: true,
       body: webhookPatch,
-      handler: async (ctx, body) => ({ status: 200, body: webhookOutput(await webhooks.update(tenant(ctx), webhookId(ctx), body)) }),
+      handler: async (ctx, body) => {
+        const id = webhookId(ctx);
+        const before = webhookOutput(webhooks.get(tenant(ctx), id));
+        const out = webhookOutput(await webhooks.update(tenant(ctx), id, body));
+        await audit.record(ctx, { action: 'webhook.updated', target_type: 'webhook', target_id: id, before, after: out });
+        return { status: 200, body: out };
+      },
       doc: {
         summary: 'Pause, resume or change a webhook',
         tag: 'Webhooks',
+        operationId: 'updateWebhook',
+        pathExamples: webhookPath,
+        requestExample: webhookPatchExample,
         description:
           '`active: false` pauses it: new events are not delivered to it (deliveries already pending still complete); `active: true` resumes. ' +
           '`url`, `event_types` and `secret` (null removes it) can be changed too; pending retries use the new url and secret.',
         responses: {
-          200: { description: 'the updated webhook', schema: WebhookOutput },
+          200: jsonBody('the updated webhook', WebhookOutput, { ...webhook, active: false }),
           404: notFound,
-          422: { description: 'an invalid field (named)', schema: ErrorSchema },
+          422: { description: 'an invalid field (named)', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
         },
       },
     }),
@@ -136,14 +166,18 @@ export function webhookEndpoints(webhooks: WebhookDispatcher): Endpoint[] {
       auth: true,
       handler: async (ctx) => {
         const id = webhookId(ctx);
+        const before = webhookOutput(webhooks.get(tenant(ctx), id));
         await webhooks.remove(tenant(ctx), id);
+        await audit.record(ctx, { action: 'webhook.deleted', target_type: 'webhook', target_id: id, before, after: null });
         return { status: 200, body: { deleted: id } };
       },
       doc: {
         summary: 'Delete a webhook',
         tag: 'Webhooks',
+        operationId: 'deleteWebhook',
+        pathExamples: webhookPath,
         description: 'Also deletes its delivery history; pending deliveries are dropped and requests in flight aborted. Answers `{deleted: <id>}`.',
-        responses: { 200: { description: 'deleted', schema: WebhookDeleted }, 404: notFound },
+        responses: { 200: jsonBody('deleted', WebhookDeleted, { deleted: WEBHOOK_ID }), 404: notFound },
       },
     }),
     endpoint({
@@ -157,6 +191,8 @@ export function webhookEndpoints(webhooks: WebhookDispatcher): Endpoint[] {
       doc: {
         summary: "A webhook's deliveries, newest first",
         tag: 'Webhooks',
+        operationId: 'listDeliveries',
+        pathExamples: webhookPath,
         description: `Each with its attempts. The newest ${MAX_DELIVERIES_PER_WEBHOOK} deliveries per webhook are kept; older finished ones are pruned.`,
         query: [
           { name: 'limit', description: `1-${MAX_DELIVERY_LIMIT}, default ${DEFAULT_DELIVERY_LIMIT}`, schema: { type: 'integer', minimum: 1, maximum: MAX_DELIVERY_LIMIT, default: DEFAULT_DELIVERY_LIMIT } },
@@ -164,9 +200,9 @@ export function webhookEndpoints(webhooks: WebhookDispatcher): Endpoint[] {
           { name: 'before', description: 'only deliveries older than this delivery id (next page: the last id of this one)', schema: { type: 'string' } },
         ],
         responses: {
-          200: { description: 'the deliveries', schema: DeliveryList },
+          200: jsonBody('the deliveries', DeliveryList, { deliveries: [delivery], total: 1 }),
           404: notFound,
-          422: { description: 'an invalid query parameter (named)', schema: ErrorSchema },
+          422: { description: 'an invalid query parameter (named)', schema: ErrorSchema, error: 'VALIDATION_FAILED' },
         },
       },
     }),
@@ -178,9 +214,11 @@ export function webhookEndpoints(webhooks: WebhookDispatcher): Endpoint[] {
       doc: {
         summary: 'One delivery with its attempts',
         tag: 'Webhooks',
+        operationId: 'getDelivery',
+        pathExamples: deliveryPath,
         responses: {
-          200: { description: 'the delivery', schema: Delivery },
-          404: { description: 'no such webhook or delivery (WEBHOOK_NOT_FOUND, DELIVERY_NOT_FOUND)', schema: ErrorSchema },
+          200: jsonBody('the delivery', Delivery, delivery),
+          404: { description: 'no such webhook or delivery (WEBHOOK_NOT_FOUND, DELIVERY_NOT_FOUND)', schema: ErrorSchema, error: 'DELIVERY_NOT_FOUND' },
         },
       },
     }),
@@ -188,16 +226,27 @@ export function webhookEndpoints(webhooks: WebhookDispatcher): Endpoint[] {
       method: 'POST',
       path: '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver',
       auth: true,
-      handler: async (ctx) => ({ status: 202, body: deliveryOutput(await webhooks.redeliver(tenant(ctx), webhookId(ctx), deliveryId(ctx))) }),
+      handler: async (ctx) => {
+        const out = deliveryOutput(await webhooks.redeliver(tenant(ctx), webhookId(ctx), deliveryId(ctx)));
+        await audit.record(ctx, { action: 'webhook.redelivered', target_type: 'webhook', target_id: webhookId(ctx), before: null, after: { delivery_id: deliveryId(ctx) } });
+        return { status: 202, body: out };
+      },
       doc: {
         summary: 'Send a delivered or failed delivery again',
         tag: 'Webhooks',
+        operationId: 'redeliverDelivery',
+        pathExamples: deliveryPath,
         description:
           'A new series of up to 3 attempts with the same delivery id and the same body bytes (receivers can de-duplicate on X-Service-Delivery or event_id). No request body.',
         responses: {
-          202: { description: 'accepted: the delivery, pending again', schema: Delivery },
-          404: { description: 'no such webhook or delivery', schema: ErrorSchema },
-          409: { description: 'the delivery is still pending (DELIVERY_IN_PROGRESS)', schema: ErrorSchema },
+          202: jsonBody('accepted: the delivery, pending again', Delivery, {
+            ...delivery,
+            status: 'pending',
+            series: 2,
+            next_attempt_at: '2026-05-04T12:00:00.000Z',
+          }),
+          404: { description: 'no such webhook or delivery', schema: ErrorSchema, error: 'DELIVERY_NOT_FOUND' },
+          409: { description: 'the delivery is still pending (DELIVERY_IN_PROGRESS)', schema: ErrorSchema, error: 'DELIVERY_IN_PROGRESS' },
         },
       },
     }),
