@@ -1,5 +1,5 @@
 /**
- * Recovery scenarios at virtual time: probes, hysteresis, the shift back, re-trips and the
+ * Recovery scenarios at virtual time: the slow-start probe ladder, hysteresis, re-trips and the
  * probe back-off, secondaries and self-fallback rules.
  */
 import { describe, expect, it } from 'vitest';

@@ -158,8 +158,8 @@ describe('state machine', () => {
   it('probe outcomes during the suspension are not credited', () => {
     const st = newProcState();
     step(st, sig({ run: 10 }), Role.Primary, T0);
-    expect(st.probeEpoch).toBe(Math.floor((T0 + 10_000) / 1000));
-    const t1 = T0 + 5000; // outcomes arriving now are late results of payments routed before the trip
+    expect(st.probeEpoch).toBe(Math.floor((T0 + cfg.probeBackoffBaseMs) / 1000));
+    const t1 = T0 + cfg.probeBackoffBaseMs / 2; // outcomes arriving now are late results of payments routed before the trip
     step(st, sig({ newTech: 30, nowMs: t1 }), Role.Primary, t1);
     expect(st.probeTech).toBe(0);
   });
