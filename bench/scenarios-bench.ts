@@ -4,6 +4,7 @@
  *
  *   node dist/bench/scenarios-bench.js [--seeds 5] [--scenarios a,b] [--rates 2,20,50,100]
  *     [--tiers 1] [--steady-s 3600] [--weight 1] [--prediction-threshold 0.2] [--prediction-gain 1.5]
+ *     [--prediction-confirm 1]
  *
  * Rate: the rule's total arrival rate. With the primary weight at 1 (below) all of it goes to
  * the primary until the engine moves traffic, so "tx/s per processor" as issue 5 puts it is
@@ -85,6 +86,7 @@ function parseCli(argv: string[]): Options {
       weight: { type: 'string', default: '1' },
       'prediction-threshold': { type: 'string' },
       'prediction-gain': { type: 'string' },
+      'prediction-confirm': { type: 'string' },
     },
   });
   const positive = (v: string): boolean => Number(v) > 0 && Number.isFinite(Number(v));
@@ -103,6 +105,7 @@ function parseCli(argv: string[]): Options {
     foresight: {
       ...(values['prediction-threshold'] !== undefined && { actionThreshold: Number(values['prediction-threshold']) }),
       ...(values['prediction-gain'] !== undefined && { shiftGain: Number(values['prediction-gain']) }),
+      ...(values['prediction-confirm'] !== undefined && { confirmSteps: Number(values['prediction-confirm']) }),
     },
   };
 }

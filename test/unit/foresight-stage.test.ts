@@ -7,7 +7,7 @@ import { getScenario } from '../../bench/sim/scenarios.js';
 import { runEngine } from '../../bench/train/engine-run.js';
 import { runPair } from '../../bench/train/events.js';
 import { loadModel } from '../../src/engine/foresight/model.js';
-import { DEFAULT_FORESIGHT_CONFIG, predictedShare, resolveForesightConfig } from '../../src/engine/foresight/policy.js';
+import { DEFAULT_FORESIGHT_CONFIG } from '../../src/engine/foresight/policy.js';
 import { createForesightStage } from '../../src/engine/foresight/stage.js';
 import { G_STEPS } from '../../src/engine/foresight/state.js';
 import { readDecision } from '../../src/shared/decision.js';
@@ -53,7 +53,7 @@ describe('Foresight with the trained model', () => {
     expect(after.length).toBeGreaterThan(0);
     for (const e of after) {
       expect(e.source).toBe('rules');
-      expect(e.share).toBeLessThanOrEqual(0.02);
+      expect(e.share).toBeLessThanOrEqual(0.06); // its recovery probes (1 probe/s of 20 tx/s, slow start)
       expect(Number.isFinite(e.pPrimary)).toBe(true); // still published while Tier 1 overrides
     }
     // And the Tier 1 baseline before the ramp: no prediction decisions.
@@ -125,24 +125,6 @@ describe('prediction disabled', () => {
       expect(Number.isNaN(seg.procF64[row + PF_FAILURE_PROB])).toBe(true);
       expect(seg.procF64[row + G_STEPS]).toBe(0);
     }
-  });
-});
-
-describe('shift policy', () => {
-  it('scales the primary share with the risk above the threshold, floored, and never toward a riskier secondary', () => {
-    const cfg = resolveForesightConfig({ actionThreshold: 0.5, shiftGain: 1, minPrimaryShare: 0.1 });
-    expect(predictedShare(0.9, 0.4, 0, cfg)).toBeNaN();
-    expect(predictedShare(0.9, 0.5, 0, cfg)).toBeNaN();
-    expect(predictedShare(0.9, 0.6, 0, cfg)).toBeCloseTo(0.72, 10);
-    expect(predictedShare(0.9, 0.75, 0, cfg)).toBeCloseTo(0.45, 10);
-    expect(predictedShare(0.9, 0.99, 0, cfg)).toBe(0.1);
-    expect(predictedShare(0.9, 0.8, 0.85, cfg)).toBeNaN();
-    const half = resolveForesightConfig({ actionThreshold: 0.8, shiftGain: 0.5 });
-    expect(predictedShare(0.9, 0.9, 0, half)).toBeCloseTo(0.9 * (1 - 0.5 * 0.5), 10);
-    // The documented defaults.
-    expect(predictedShare(0.9, 0.8, 0, DEFAULT_FORESIGHT_CONFIG)).toBeCloseTo(0.45, 10);
-    expect(() => resolveForesightConfig({ actionThreshold: 1 })).toThrow(/actionThreshold/);
-    expect(() => resolveForesightConfig({ confirmSteps: 5 })).toThrow(/confirmSteps/);
   });
 });
 
