@@ -7,7 +7,7 @@
  *                                                      the last `confirmSteps` steps, default 1)
  *   advantage a = (1 − pS / p) · q                      how much safer the secondary is now
  *   evidence c = V / (V + EVIDENCE_HALF)               V: the rule's outcomes over the last minute
- *   cut = min(1, gain · r) · a · c
+ *   cut = min(1, gain · r) · a · c · trust              trust: 0 → 1 over the model's first 3 minutes
  *   share = max(floor, configured · (1 − cut))         (`prediction` when it is below configured)
  *
  * c is how much the probability can be trusted to tell a real trend from noise: at 2 tx/s a
@@ -28,7 +28,8 @@
  * on the way up a harmless bump (a bump's crest cannot be told from a ramp passing the same
  * level until it turns): some movement on bumps is the price of the lead. Raise `thr` or
  * lower `gain` to trade lead for less movement. No action during the first WARMUP_STEPS
- * (30 s) after the model (re)starts on a processor. The floor keeps a trickle on the primary
+ * (30 s) after the model (re)starts on a processor, and the cut is scaled by the trust that
+ * builds up over its first 3 minutes (state.ts TRUST_STEPS). The floor keeps a trickle on the primary
  * so that its outcomes stay observable: Tier 1 can still fail it over, or the risk be seen to
  * pass.
  */
@@ -81,7 +82,8 @@ export function evidenceFactor(volume: number): number {
  * The primary share Foresight wants, or NaN when it does not act (p at or below the
  * threshold, p unknown, the secondary no safer, or a cut under MIN_CUT). Never above
  * `configured`. `errPrimary` / `errSecondary`: error rates over the last minute (NaN: unknown,
- * no penalty); `volume`: the rule's outcomes over the last minute (default: ample).
+ * no penalty); `volume`: the rule's outcomes over the last minute (default: ample); `trust`:
+ * how long the model has run on the primary (state.ts trustOf, default 1).
  */
 export function predictedShare(
   configured: number,
@@ -91,6 +93,7 @@ export function predictedShare(
   errPrimary = NaN,
   errSecondary = NaN,
   volume = Infinity,
+  trust = 1,
 ): number {
   const thr = cfg.actionThreshold;
   if (!(pPrimary > thr)) return NaN;
@@ -99,7 +102,7 @@ export function predictedShare(
   const excess = errSecondary - errPrimary;
   const q = excess > 0 ? Math.max(0, 1 - excess / ERROR_MARGIN) : 1;
   const evidence = volume === Infinity ? 1 : evidenceFactor(volume);
-  const cut = Math.min(1, cfg.shiftGain * risk) * safer * q * evidence;
+  const cut = Math.min(1, cfg.shiftGain * risk) * safer * q * evidence * trust;
   if (!(cut >= MIN_CUT)) return NaN;
   return Math.min(configured, Math.max(cfg.minPrimaryShare, configured * (1 - cut)));
 }

@@ -22,7 +22,7 @@ import type { ProcessorContext, RuleStage, RuleStageContext } from '../../../wor
 import { newGruScratch, type GruScratch } from './gru-kernel.js';
 import { loadModel, type ForesightModel } from './model.js';
 import { DEFAULT_FORESIGHT_CONFIG, predictedShare, type ForesightConfig } from './policy.js';
-import { clearForesightState, G_STEPS, sustainedProbability } from './state.js';
+import { clearForesightState, G_STEPS, sustainedProbability, trustOf } from './state.js';
 import { advanceProcessor, newStepResult, type StepResult } from './step.js';
 
 /**
@@ -95,6 +95,7 @@ export function createForesightStage(opts: ForesightStageOptions = {}): RuleStag
         procF64[ctx.primary.row + PF_ERROR_RATE],
         procF64[ctx.secondary.row + PF_ERROR_RATE],
         procF64[ctx.primary.row + PF_SAMPLE_COUNT] + (ctx.sameProcessor ? 0 : procF64[ctx.secondary.row + PF_SAMPLE_COUNT]),
+        trustOf(procF64, ctx.primary.row),
       );
       if (share < decision.primaryShare) {
         decision.primaryShare = share;
