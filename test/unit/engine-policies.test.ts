@@ -66,8 +66,10 @@ describe('Tier 2: proportional cut', () => {
   it('through the pipeline, in virtual time: the share follows the probability down and back up', () => {
     // The model's output is replaced by a scripted probability per processor (the injected risk),
     // so the test is about the policy, not about what the GRU makes of the traffic.
+    // Phases start at 200 s: by then the model has run its 3 minutes and is fully trusted.
+    const T = 200_000;
     const script = (k: 0 | 1, t: number): number =>
-      k === 1 ? 0.02 : t < 60_000 ? 0.05 : t < 90_000 ? 0.3 : t < 120_000 ? 0.6 : t < 150_000 ? 0.95 : t < 180_000 ? 0.4 : 0.05;
+      k === 1 ? 0.02 : t < T ? 0.05 : t < T + 30_000 ? 0.3 : t < T + 60_000 ? 0.6 : t < T + 90_000 ? 0.95 : t < T + 120_000 ? 0.4 : 0.05;
     const start = 1_700_000_000_000;
     const stage = createForesightStage({
       model: loadModel(),
@@ -81,11 +83,10 @@ describe('Tier 2: proportional cut', () => {
     const s = new Sim({ seed: 3, stages: [stage], startMs: start });
     s.config.predictionEnabled = true;
     const samples: Array<[number, number, DecisionSource]> = [];
-    s.run(240_000, { rate: 20, model: () => ({ err: 0.02 }), onEval: (t) => samples.push([t, s.share(), s.source()]) });
+    s.run(T + 180_000, { rate: 20, model: () => ({ err: 0.02 }), onEval: (t) => samples.push([t, s.share(), s.source()]) });
     const shareIn = (from: number, to: number): number[] => samples.filter(([t]) => t >= from + 6000 && t < to).map(([, x]) => x);
     const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
-    const phases = [shareIn(30_000, 60_000), shareIn(60_000, 90_000), shareIn(90_000, 120_000), shareIn(120_000, 150_000), shareIn(150_000, 180_000), shareIn(180_000, 240_000)];
-    const m = phases.map(mean);
+    const m = [0, 1, 2, 3, 4, 5].map((i) => mean(shareIn(T + (i - 1) * 30_000, T + i * 30_000 + (i === 5 ? 30_000 : 0))));
     console.log(`primary share by scripted p (0.05, 0.3, 0.6, 0.95, 0.4, 0.05): ${m.map((x) => x.toFixed(3)).join(', ')}`);
     expect(m[0]).toBeCloseTo(0.9, 12);
     expect(m[1]).toBeLessThan(0.9);
@@ -97,8 +98,20 @@ describe('Tier 2: proportional cut', () => {
     // Each phase's share is the policy's for that p at 20 tx/s (about 1200 outcomes a minute).
     const expected = (p: number): number => predictedShare(0.9, p, 0.02, cfg, NaN, NaN, 1200);
     expect(m[2]).toBeCloseTo(expected(0.6), 1);
-    expect(samples.filter(([t]) => t >= 96_000 && t < 120_000).every(([, , src]) => src === DecisionSource.Prediction)).toBe(true);
-    expect(samples.filter(([t]) => t >= 186_000).every(([, x, src]) => Math.abs(x - 0.9) < 1e-12 && src === DecisionSource.Rules)).toBe(true);
+    expect(samples.filter(([t]) => t >= T + 36_000 && t < T + 60_000).every(([, , src]) => src === DecisionSource.Prediction)).toBe(true);
+    expect(samples.filter(([t]) => t >= T + 126_000).every(([, x, src]) => Math.abs(x - 0.9) < 1e-12 && src === DecisionSource.Rules)).toBe(true);
+    // Before the model is trusted (its first 3 minutes), the same risk moves much less.
+    const early = new Sim({ seed: 3, stages: [createForesightStage({ model: loadModel(), onStep: (o) => {
+      const row = o.processor === 0 ? o.ctx.primary.row : o.ctx.secondary.row;
+      const p = o.processor === 0 ? 0.6 : 0.02;
+      o.ctx.rules.procF64[row + G_PROB] = p;
+      (o.step as StepResult).prob = p;
+    } })], startMs: start });
+    early.config.predictionEnabled = true;
+    const earlyShares: number[] = [];
+    early.run(200_000, { rate: 20, model: () => ({ err: 0.02 }), onEval: (t) => earlyShares.push(t < 30_000 ? 0.9 - early.share() : NaN) });
+    expect(earlyShares.filter((x) => !Number.isNaN(x)).every((x) => Math.abs(x) < 1e-12)).toBe(true); // nothing during the 30 s warm-up
+    expect(early.share()).toBeCloseTo(expected(0.6), 1); // fully trusted after 3 minutes
   });
 });
 
