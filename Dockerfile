@@ -1,7 +1,9 @@
-# Build stage: install everything, compile TypeScript.
+# Build stage: install everything, compile TypeScript. (`npm ci` runs the `prepare` script,
+# scripts/build.mjs, which has nothing to build before the sources are copied and says so.)
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY scripts ./scripts
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
@@ -14,6 +16,7 @@ RUN npx tsc -p tsconfig.json
 FROM node:20-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY scripts ./scripts
 RUN npm ci --omit=dev --no-audit --no-fund
 
 # Runtime: compiled code, production node_modules, the trained model. No dev dependencies.
@@ -28,6 +31,7 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist/src ./dist/src
 COPY --from=build /app/dist/workers ./dist/workers
 COPY models ./models
+COPY dashboard ./dashboard
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

@@ -25,7 +25,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { parseCli } from './lib/cli.js';
 import { EngineScheduler, type ShardSpec } from '../src/engine/scheduler.js';
 import { resolveTier1Config } from '../src/engine/tier1/config.js';
 import { SharedTables } from '../src/shared/tables.js';
@@ -145,7 +145,11 @@ async function httpRuns(rulesTotal: number, tenantsN: number, intervals: number[
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
+  const values = parseCli({
+    usage: 'npm run bench:cycle -- [options]',
+    summary:
+      'The evaluation cycle\'s cost (in-process and through the piscina pool, per cycle and per 1,000 rules) and the HTTP ' +
+      'throughput of route and outcome while cycles run, beside the bare uWS ceiling. Prints tables, JSON under bench/results/.',
     options: {
       cycles: { type: 'string', default: '10' },
       rules: { type: 'string', default: '10000' },
@@ -154,6 +158,15 @@ async function main(): Promise<void> {
       tiers: { type: 'string', default: '1,3' },
       'service-tier': { type: 'string' },
       'no-http': { type: 'boolean', default: false },
+    },
+    help: {
+      cycles: 'cycles measured (the median is reported)',
+      rules: 'rules, all with traffic',
+      tenants: 'tenants the rules are spread over',
+      intervals: 'comma-separated SERVICE_EVAL_INTERVAL_MS values for the HTTP runs',
+      tiers: 'comma-separated tiers whose cycle cost is measured',
+      'service-tier': 'SERVICE_TIER of the server in the HTTP runs (default: the service default)',
+      'no-http': 'skip the HTTP runs',
     },
   });
   const rules = Number(values.rules);

@@ -7,7 +7,7 @@
  * bench/train/evaluation.ts); a full run takes a few minutes on 2 cores.
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { parseCli } from './lib/cli.js';
 import { defaultModelPath, type ForesightModelJson } from '../src/engine/foresight/model.js';
 import { DEFAULT_FORESIGHT_CONFIG } from '../src/engine/foresight/policy.js';
 import { evaluate, type Evaluation } from './train/evaluation.js';
@@ -53,12 +53,15 @@ export function formatEvaluation(e: Evaluation): string {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
+  const values = parseCli({
+    usage: 'node dist/bench/foresight-eval.js [options]',
+    summary: 'Prints the Foresight model card\'s metrics tables (markdown) for a trained model, on held-out seeds through the real engine in virtual time (a few minutes).',
     options: {
       model: { type: 'string' },
       seeds: { type: 'string', default: '10' },
       'noise-hours': { type: 'string', default: '4' },
     },
+    help: { model: 'model file (default models/foresight-gru.json)', seeds: 'held-out seeds', 'noise-hours': 'simulated hours of steady noise runs' },
   });
   const path = values.model ?? defaultModelPath();
   const json = JSON.parse(readFileSync(path, 'utf8')) as ForesightModelJson;

@@ -1,73 +1,273 @@
 /**
- * `npm run bench`: autocannon runs of POST /v1/route (10, 1,000 and 100,000 rules, some
- * wildcards, several tenants) and POST /v1/outcome, each beside a bare uWS server answering
- * a fixed JSON of the same size in the same run; RSS after loading 100,000 rules.
- * Results: a table on the terminal and JSON under bench/results/.
+ * `npm run bench`: the service's HTTP throughput against a bare uWebSockets.js server on the
+ * same machine, measured so that the load generator is not the bottleneck.
+ *
+ * - Generator: wrk, one thread, pinned to one core (BENCH_GENERATOR_CPU, default 0); the
+ *   service and the bare uWS ceiling are pinned to the other (BENCH_SERVER_CPU, default 1)
+ *   when `taskset` exists. wrk: `apt-get install -y wrk`.
+ * - Per rule-set size (10, 1,000, 100,000 rules over 5 tenants, an API key per tenant):
+ *   BENCH_ROUNDS (≥ 5) interleaved rounds of [ceiling, POST /v1/route, POST /v1/outcome],
+ *   BENCH_DURATION_S each. A round's ratios are same-run ratios; the summary quotes their
+ *   medians, server CPU per request (µs, all the server's threads) and the generator's CPU
+ *   (share of its core: near 1.0 means the generator, not the server, set the pace).
+ * - Disturbance: the CPU every other process on the machine used during each run is measured
+ *   from /proc. A round whose ceiling run saw more than BENCH_DISTURBED_CORES (default 0.15
+ *   of a core) is retried (up to BENCH_MAX_ATTEMPTS per round) and, if still disturbed, gets
+ *   no ratio. The 1-minute load average is printed beside every run.
+ * - Scrape and evaluation cycle (at BENCH_CYCLE_RULES, default 1,000 rules): route p99 in
+ *   runs before any outcome exists (the cycle has nothing to evaluate), then again after an
+ *   outcome was reported for every rule of every tenant, while /metrics/ is scraped every
+ *   second and the default 5 s evaluation cycle evaluates them all.
+ * - Memory: the service's RSS at rest after loading and right after its full-speed runs.
+ *
+ *   npm run bench [-- --no-keys] [-- --profile]
+ *   BENCH_RULE_SIZES=10,1000,100000 BENCH_ROUNDS=5 BENCH_DURATION_S=5 BENCH_CONNECTIONS=64
+ *
+ * --no-keys runs the service without SERVICE_API_KEYS (development mode, no key lookup);
+ * --profile starts the service with --cpu-prof (profiles under bench/results/profiles/).
+ * Results: tables on the terminal and JSON under bench/results/.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DIST, startChild } from './lib/processes.js';
-import { load, table, type LoadResult } from './lib/load.js';
-import { routeRequests, sampleRules } from './lib/requests.js';
+import { parseCli } from './lib/cli.js';
+import { allProcessesCpu, loadAverage1m, othersCpuS, processCpuS } from './lib/cpu-usage.js';
+import { table } from './lib/load.js';
+import { DIST, startChild, type Child } from './lib/processes.js';
+import { apiKeysFor, outcomeRequests, routeRequests, sampleRules, type BenchRequest } from './lib/requests.js';
+import { median } from './lib/scenario-metrics.js';
 import { seed } from './lib/seed.js';
+import { HAVE_TASKSET, requireWrk, runWrk, type WrkResult } from './lib/wrk.js';
 
-const SIZES = (process.env.BENCH_RULE_SIZES ?? '10,1000,100000').split(',').map(Number);
-const TENANTS = Number(process.env.BENCH_TENANTS ?? 5);
+const env = process.env;
+const SIZES = (env.BENCH_RULE_SIZES ?? '10,1000,100000').split(',').map(Number);
+const TENANTS = Number(env.BENCH_TENANTS ?? 5);
+const ROUNDS = Number(env.BENCH_ROUNDS ?? 5);
+const DURATION_S = Number(env.BENCH_DURATION_S ?? 5);
+const CONNECTIONS = Number(env.BENCH_CONNECTIONS ?? 64);
+const SERVER_CPU = env.BENCH_SERVER_CPU ?? '1';
+const GENERATOR_CPU = env.BENCH_GENERATOR_CPU ?? '0';
+const DISTURBED_CORES = Number(env.BENCH_DISTURBED_CORES ?? 0.15);
+const MAX_ATTEMPTS = Number(env.BENCH_MAX_ATTEMPTS ?? 3);
+const CYCLE_RULES = Number(env.BENCH_CYCLE_RULES ?? 1000);
 const RESULTS = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 
+const flags = parseCli({
+  usage: 'npm run bench -- [--no-keys] [--profile]',
+  summary:
+    'HTTP throughput of POST /v1/route and POST /v1/outcome against a bare uWebSockets.js ceiling in interleaved rounds: ' +
+    'wrk pinned to one core, the server to the other; medians of same-run ratios, server CPU per request, generator CPU; ' +
+    'route p99 while /metrics is scraped and cycles run; RSS. Tables on the terminal, JSON under bench/results/. ' +
+    'Needs wrk (apt-get install -y wrk); takes several minutes.',
+  options: { 'no-keys': { type: 'boolean' }, profile: { type: 'boolean' } },
+  help: {
+    'no-keys': 'run the service without SERVICE_API_KEYS (development mode, no key lookup)',
+    profile: 'start the service with --cpu-prof (profiles under bench/results/profiles/)',
+  },
+  notes:
+    'Environment: BENCH_RULE_SIZES (10,1000,100000), BENCH_TENANTS (5), BENCH_ROUNDS (5), BENCH_DURATION_S (5), ' +
+    'BENCH_CONNECTIONS (64), BENCH_SERVER_CPU (1), BENCH_GENERATOR_CPU (0), BENCH_DISTURBED_CORES (0.15), ' +
+    'BENCH_MAX_ATTEMPTS (3), BENCH_CYCLE_RULES (1000).',
+});
+
+interface Run extends WrkResult {
+  target: 'ceiling' | 'route' | 'outcome';
+  rules: number;
+  round: number;
+  serverUsPerReq: number;
+  othersCores: number;
+  load1: number;
+  disturbed: boolean;
+}
+
+/** Children still running, stopped if the benchmark fails half-way. */
+const live = new Set<Child>();
+async function started(c: Promise<Child>): Promise<Child> {
+  const child = await c;
+  live.add(child);
+  child.proc.once('exit', () => live.delete(child));
+  return child;
+}
+
+const r2 = (x: number) => Math.round(x * 100) / 100;
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** One wrk run against `server`, with its CPU and everybody else's accounted. */
+async function measure(target: Run['target'], server: Child, url: string, reqs: readonly BenchRequest[], rules: number, round: number, durationS = DURATION_S): Promise<Run> {
+  const serverBefore = processCpuS(server.proc.pid!) ?? NaN;
+  const before = allProcessesCpu();
+  const w = await runWrk({ url, requests: reqs, durationS, connections: CONNECTIONS, cpus: GENERATOR_CPU });
+  const after = allProcessesCpu();
+  const serverCpu = (processCpuS(server.proc.pid!) ?? NaN) - serverBefore;
+  const others = othersCpuS(before, after, new Set([process.pid, server.proc.pid!, w.wrapperPid])) / w.durationS;
+  if (w.errors > 0 || w.non2xx > 0) throw new Error(`${target} run: ${w.non2xx} non-2xx answers, ${w.errors} socket errors`);
+  return {
+    ...w,
+    target,
+    rules,
+    round,
+    serverUsPerReq: (serverCpu / w.requests) * 1e6,
+    othersCores: others,
+    load1: loadAverage1m(),
+    disturbed: others > DISTURBED_CORES,
+  };
+}
+
+const runRow = (r: Run) => ({
+  rules: r.rules,
+  round: r.round,
+  run: r.target,
+  'req/s': Math.round(r.rps),
+  'p50 ms': r2(r.p50Ms),
+  'p99 ms': r2(r.p99Ms),
+  'server µs/req': r2(r.serverUsPerReq),
+  'wrk core': r2(r.generatorCore),
+  'others cores': r2(r.othersCores),
+  load1: r2(r.load1),
+  disturbed: r.disturbed ? 'yes' : '',
+});
+
+async function scrapeEverySecond(url: string, until: () => boolean): Promise<number> {
+  let n = 0;
+  while (!until()) {
+    const res = await fetch(url + '/metrics/');
+    await res.text();
+    if (res.status === 200) n++;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  return n;
+}
+
 async function main(): Promise<void> {
-  const rows: (LoadResult & { rules: number; ratio: number })[] = [];
-  const memory: { rules: number; rss_mb: number }[] = [];
-  const service = join(DIST, 'src/main.js');
-  const bare = join(DIST, 'bench/bare-uws.js');
+  requireWrk();
+  if (!HAVE_TASKSET) console.warn('taskset not found: generator and server are not pinned; the figures include their contention');
+  const keysMode = !flags['no-keys'];
+  const runs: Run[] = [];
+  const summary: Record<string, string | number>[] = [];
+  const memory: { rules: number; 'rss at rest MB': number; 'rss after load MB': number }[] = [];
+  const cycleRows: Record<string, string | number>[] = [];
+  const profileDir = join(RESULTS, 'profiles');
   for (const size of SIZES) {
     const dir = mkdtempSync(join(tmpdir(), 'prbench-'));
-    const { tenants, rules } = await seed(dir, { rules: size, tenants: Math.min(TENANTS, size) });
+    const tenantsN = Math.min(TENANTS, size);
+    const { tenants, rules } = await seed(dir, { rules: size, tenants: tenantsN });
     const sample = sampleRules(rules);
-    const keys = tenants.map((t, i) => `key${i}:${t}`).join(',');
-    // The per-key rate limit would measure itself at these rates.
-    const svc = await startChild(service, { SERVICE_DATA_DIR: dir, SERVICE_API_KEYS: keys, SERVICE_RATE_LIMIT_RPS: '0' });
-    memory.push({ rules: size, rss_mb: Math.round(svc.rssMb()) });
-    const reqs = routeRequests(sample, tenants.length);
-    // Same-size fixed reply for the ceiling.
-    const probe = await fetch(svc.url + '/v1/route', { method: 'POST', headers: { 'x-api-key': 'key0', 'content-type': 'application/json' }, body: reqs[0].body });
+    const svcEnv: Record<string, string> = { SERVICE_DATA_DIR: dir };
+    // SERVICE_RATE_LIMIT_RPS=0: a per-key limit at these rates would measure itself.
+    if (keysMode) Object.assign(svcEnv, { SERVICE_API_KEYS: apiKeysFor(tenants), SERVICE_RATE_LIMIT_RPS: '0' });
+    const nodeArgs = flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+    const svc = await started(startChild(join(DIST, 'src/main.js'), svcEnv, 300_000, { cpus: SERVER_CPU, nodeArgs }));
+    const rest = svc.rssMb();
+    const routeReqs = keysMode ? routeRequests(sample, tenantsN) : routeRequests(sample, 1).map((q) => ({ ...q, headers: {} }));
+    const outReqs = outcomeRequests(sample.slice(0, 50), 1).map((q, i) => ({ ...q, headers: keysMode ? { 'x-api-key': `key${i % tenantsN}` } : ({} as Record<string, string>) }));
+    const probe = await fetch(svc.url + '/v1/route', { method: 'POST', headers: { 'content-type': 'application/json', ...routeReqs[0].headers }, body: routeReqs[0].body });
     const sampleBody = await probe.text();
     if (probe.status !== 200) throw new Error(`route probe failed: ${probe.status} ${sampleBody}`);
-    const ceiling = await startChild(bare, { BARE_BODY: sampleBody });
-    const ceil = await load(`bare uWS (${size} rules run)`, ceiling.url, reqs);
-    const route = await load(`POST /v1/route, ${size} rules`, svc.url, reqs);
-    rows.push({ ...ceil, rules: size, ratio: 1 });
-    rows.push({ ...route, rules: size, ratio: route.rps / ceil.rps });
-    if (size === SIZES[Math.min(1, SIZES.length - 1)]) {
-      const outReqs = reqs.slice(0, 50).map((q, i) => {
-        const r = sample[i];
-        return {
-          method: 'POST',
-          path: '/v1/outcome',
-          headers: q.headers,
-          body: JSON.stringify({ rule_id: r.rule_id, processor_id: r.primary_id, success: i % 10 !== 0, latency_ms: 100 + i, error_code: i % 10 === 0 ? 'do_not_honor' : null }),
-        };
-      });
-      const outcome = await load(`POST /v1/outcome, ${size} rules`, svc.url, outReqs);
-      rows.push({ ...outcome, rules: size, ratio: outcome.rps / ceil.rps });
+    const bare = await started(startChild(join(DIST, 'bench/bare-uws.js'), { BARE_BODY: sampleBody }, 30_000, { cpus: SERVER_CPU }));
+
+    // Warm-up (JIT, connection set-up); not reported.
+    await runWrk({ url: bare.url, requests: routeReqs, durationS: 2, connections: CONNECTIONS, cpus: GENERATOR_CPU });
+    await runWrk({ url: svc.url, requests: routeReqs, durationS: 2, connections: CONNECTIONS, cpus: GENERATOR_CPU });
+
+    const quietP99: number[] = [];
+    if (size === CYCLE_RULES) {
+      for (let i = 1; i <= 3; i++) {
+        const q = await measure('route', svc, svc.url, routeReqs, size, -i);
+        quietP99.push(q.p99Ms);
+        cycleRows.push({ rules: size, phase: 'quiet (no outcomes, no scrape)', ...pick(q) });
+      }
     }
-    memory[memory.length - 1].rss_mb = Math.round(Math.max(memory[memory.length - 1].rss_mb, svc.rssMb()));
-    await ceiling.stop();
+
+    for (let round = 1; round <= ROUNDS; round++) {
+      let got: Run[] = [];
+      for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+        got = [];
+        got.push(await measure('ceiling', bare, bare.url, routeReqs, size, round));
+        got.push(await measure('route', svc, svc.url, routeReqs, size, round));
+        got.push(await measure('outcome', svc, svc.url, outReqs, size, round));
+        if (!got[0].disturbed) break;
+        if (attempt < MAX_ATTEMPTS) runs.push(...got); // kept in the JSON, marked disturbed
+      }
+      runs.push(...got);
+      console.log(table(got.map(runRow)));
+    }
+    const rss = svc.rssMb();
+
+    if (size === CYCLE_RULES) {
+      // Every rule of every tenant gets outcomes, so each cycle evaluates them all.
+      await runWrk({ url: svc.url, requests: keysMode ? outcomeRequests(rules, tenantsN) : outcomeRequests(rules, 1).map((q) => ({ ...q, headers: {} })), durationS: 3, connections: CONNECTIONS, cpus: GENERATOR_CPU });
+      for (let i = 1; i <= 3; i++) {
+        let stop = false;
+        const scraping = scrapeEverySecond(svc.url, () => stop);
+        const q = await measure('route', svc, svc.url, routeReqs, size, -10 - i, Math.max(DURATION_S, 6));
+        stop = true;
+        const scrapes = await scraping;
+        cycleRows.push({ rules: size, phase: `scrape every 1 s (${scrapes}) + 5 s evaluation cycle`, ...pick(q), 'p99 / quiet median': r2(q.p99Ms / (median(quietP99) ?? NaN)) });
+      }
+    }
+
+    const sizeRuns = runs.filter((r) => r.rules === size && r.round > 0);
+    const rounds = [...new Set(sizeRuns.map((r) => r.round))];
+    const ratios = { route: [] as number[], outcome: [] as number[], p99: [] as number[] };
+    let refused = 0;
+    for (const round of rounds) {
+      const inRound = sizeRuns.filter((r) => r.round === round).slice(-3); // the attempt that counted
+      const [c, route, outcome] = inRound;
+      if (c.disturbed) {
+        refused++;
+        continue;
+      }
+      ratios.route.push(route.rps / c.rps);
+      ratios.outcome.push(outcome.rps / c.rps);
+      ratios.p99.push(route.p99Ms / c.p99Ms);
+    }
+    const counted = rounds.map((round) => sizeRuns.filter((r) => r.round === round).slice(-3));
+    const med = (xs: number[]) => (xs.length > 0 ? r3(median(xs)!) : 'refused: every ceiling run disturbed');
+    const medOf = (t: Run['target'], f: (r: Run) => number) => r2(median(counted.flat().filter((r) => r.target === t).map(f))!);
+    summary.push({
+      rules: size,
+      mode: keysMode ? 'API key' : 'no keys',
+      'rounds counted': `${ratios.route.length}/${rounds.length}`,
+      'route / bare': med(ratios.route),
+      'outcome / bare': med(ratios.outcome),
+      'route p99 / bare p99': med(ratios.p99),
+      'bare req/s': medOf('ceiling', (r) => r.rps),
+      'route req/s': medOf('route', (r) => r.rps),
+      'outcome req/s': medOf('outcome', (r) => r.rps),
+      'bare µs/req': medOf('ceiling', (r) => r.serverUsPerReq),
+      'route µs/req': medOf('route', (r) => r.serverUsPerReq),
+      'outcome µs/req': medOf('outcome', (r) => r.serverUsPerReq),
+      'wrk core (bare)': medOf('ceiling', (r) => r.generatorCore),
+      'load1': medOf('ceiling', (r) => r.load1),
+    });
+    if (refused > 0) console.log(`${size} rules: ${refused} round(s) refused (ceiling run disturbed by other processes)`);
+    memory.push({ rules: size, 'rss at rest MB': Math.round(rest), 'rss after load MB': Math.round(Math.max(rss, svc.rssMb())) });
+    await bare.stop();
     await svc.stop();
     rmSync(dir, { recursive: true, force: true });
   }
-  const out = rows.map((r) => ({ run: r.name, rules: r.rules, 'req/s': Math.round(r.rps), 'p50 ms': r.p50, 'p99 ms': r.p99, 'vs bare': r.ratio, non2xx: r.non2xx, errors: r.errors }));
-  console.log(table(out));
+  console.log('\nSame-run ratios (medians over the counted rounds):');
+  console.log(table(summary));
+  if (cycleRows.length > 0) {
+    console.log('\nRoute p99 with a /metrics/ scrape and evaluation cycles during the run:');
+    console.log(table(cycleRows));
+  }
+  console.log('\nService RSS:');
   console.log(table(memory));
   mkdirSync(RESULTS, { recursive: true });
   const file = join(RESULTS, `http-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), runs: out, memory }, null, 2));
+  const settings = { sizes: SIZES, tenants: TENANTS, rounds: ROUNDS, durationS: DURATION_S, connections: CONNECTIONS, serverCpu: SERVER_CPU, generatorCpu: GENERATOR_CPU, disturbedCores: DISTURBED_CORES, keysMode, taskset: HAVE_TASKSET };
+  writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), settings, summary, cycle: cycleRows, memory, runs: runs.map(runRow) }, null, 2));
   console.log(`results: ${file}`);
 }
 
-main().catch((e) => {
+function pick(r: Run): Record<string, number> {
+  return { 'req/s': Math.round(r.rps), 'p50 ms': r2(r.p50Ms), 'p99 ms': r2(r.p99Ms), 'others cores': r2(r.othersCores), load1: r2(r.load1) };
+}
+
+main().catch(async (e) => {
   console.error(e);
+  await Promise.all([...live].map((c) => c.stop()));
   process.exit(1);
 });

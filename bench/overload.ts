@@ -19,6 +19,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseCli } from './lib/cli.js';
 import { runLoad, type LoadRequest, type LoadSummary } from './lib/load-child.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
 import { seed } from './lib/seed.js';
@@ -26,9 +27,25 @@ import type { RuleRecord } from '../src/tenants/tenant.js';
 
 const RESULTS = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 
-function arg(name: string, def: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : def;
+/** Positive integer options, or exit 2 naming the bad one. */
+function options(): { seconds: number; rules: number } {
+  const v = parseCli({
+    usage: 'npm run bench:overload -- [--seconds N] [--rules N]',
+    summary:
+      'Does the route path keep answering at twice its maximum load, and does the service recover by itself? Measures a ' +
+      'baseline p99, the maximum rate, 2x that rate for --seconds with outcomes and evaluation running, then the recovery. ' +
+      'Prints a summary and writes JSON under bench/results/. Takes about --seconds + 40 s and both CPU cores.',
+    options: { seconds: { type: 'string', default: '60' }, rules: { type: 'string', default: '2000' } },
+    help: { seconds: 'overload duration in seconds', rules: 'rules loaded (over 2 tenants)' },
+  });
+  const out = { seconds: Number(v.seconds), rules: Number(v.rules) };
+  for (const [k, n] of Object.entries(out)) {
+    if (!Number.isInteger(n) || n < 1) {
+      console.error(`--${k} must be a positive integer`);
+      process.exit(2);
+    }
+  }
+  return out;
 }
 
 /** Route requests that match seeded rules (country, currency, method specific; the rest wildcards). */
@@ -97,8 +114,7 @@ export async function probe(url: string, requests: LoadRequest[], seconds = 1): 
 }
 
 async function main(): Promise<void> {
-  const overloadS = arg('seconds', 60);
-  const ruleCount = arg('rules', 2000);
+  const { seconds: overloadS, rules: ruleCount } = options();
   const tenants = 2;
   const dir = mkdtempSync(join(tmpdir(), 'overload-'));
   let svc: Child | undefined;

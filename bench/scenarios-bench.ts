@@ -27,10 +27,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { parseCli as parseCliOptions } from './lib/cli.js';
+import { runChart, type EngineMoment } from './lib/run-chart.js';
 import { STAGES } from '../workers/stages.js';
 import { resolveForesightConfig, type ForesightConfig } from '../src/engine/foresight/policy.js';
-import { runInProcess, type Tier } from './sim/engine-adapter.js';
+import { runInProcess, type InProcessRun, type Tier } from './sim/engine-adapter.js';
 import { getScenario, listScenarios, type Scenario } from './sim/scenarios.js';
 import { table } from './lib/load.js';
 import { measureRun, type RunMetrics } from './lib/scenario-metrics.js';
@@ -71,6 +72,8 @@ interface Options {
   incidentAtMs: number;
   /** Tier 2 policy overrides (the tenant's prediction_action_threshold / prediction_shift_gain). */
   foresight: Partial<ForesightConfig>;
+  /** The rate whose seed-1 runs are drawn as SVG charts. */
+  chartRate: number;
 }
 
 function list(raw: string, what: string, ok: (v: string) => boolean): string[] {
@@ -81,21 +84,43 @@ function list(raw: string, what: string, ok: (v: string) => boolean): string[] {
 }
 
 function parseCli(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      seeds: { type: 'string', default: '5' },
-      scenarios: { type: 'string', default: listScenarios().join(',') },
-      rates: { type: 'string', default: '2,20,50,100' },
-      tiers: { type: 'string', default: '1' },
-      'steady-s': { type: 'string', default: '3600' },
-      weight: { type: 'string', default: '1' },
-      'prediction-threshold': { type: 'string' },
-      'prediction-gain': { type: 'string' },
-      'prediction-confirm': { type: 'string' },
-      'incident-at-s': { type: 'string', default: '180' },
+  const values = parseCliOptions(
+    {
+      usage: 'npm run bench:scenarios -- [options]',
+      summary:
+        'Every simulator scenario against the real engine in-process and in virtual time, at several rates and seeds, per tier. ' +
+        'Prints tables (detection, failover, failed payments, false failovers, recovery), writes all runs as JSON and one SVG chart ' +
+        'per scenario and tier (seed 1 at --chart-rate) under bench/results/.',
+      options: {
+        seeds: { type: 'string', default: '5' },
+        scenarios: { type: 'string', default: listScenarios().join(',') },
+        rates: { type: 'string', default: '2,20,50,100' },
+        tiers: { type: 'string', default: '1' },
+        'steady-s': { type: 'string', default: '3600' },
+        weight: { type: 'string', default: '1' },
+        'chart-rate': { type: 'string', default: '20' },
+        'incident-at-s': { type: 'string', default: '180' },
+        'prediction-threshold': { type: 'string' },
+        'prediction-gain': { type: 'string' },
+        'prediction-confirm': { type: 'string' },
+      },
+      help: {
+        seeds: 'seeds per scenario and rate (1..N)',
+        scenarios: 'comma-separated scenario names',
+        rates: 'comma-separated total arrival rates, payments per second',
+        tiers: 'comma-separated tiers to run (1, 2, 3)',
+        'steady-s': 'simulated seconds for scenarios without a scripted event',
+        weight: 'primary weight of the rule, 0.5 to 1',
+        'chart-rate': 'rate whose seed-1 run is drawn (the nearest given rate is used)',
+        'incident-at-s': 'when scripted incidents begin, simulated seconds (the rule runs that long first)',
+        'prediction-threshold': "Tier 2's action threshold (the tenant's prediction_action_threshold)",
+        'prediction-gain': "Tier 2's shift gain (prediction_shift_gain)",
+        'prediction-confirm': "Tier 2's confirm steps (prediction_confirm_steps)",
+      },
+      notes: 'A full run (all scenarios, 3 rates, 5 seeds) takes minutes; progress is printed per scenario on stderr.',
     },
-  });
+    argv,
+  );
   const positive = (v: string): boolean => Number(v) > 0 && Number.isFinite(Number(v));
   const seeds = Number(values.seeds);
   if (!Number.isInteger(seeds) || seeds < 1) throw new Error(`--seeds must be a positive integer`);
@@ -103,10 +128,13 @@ function parseCli(argv: string[]): Options {
   if (!(weight >= 0.5 && weight <= 1)) throw new Error('--weight must be in 0.5..1 (spec 2.10)');
   if (!positive(values['steady-s'])) throw new Error('--steady-s must be positive');
   if (!positive(values['incident-at-s'])) throw new Error('--incident-at-s must be positive');
+  if (!positive(values['chart-rate'])) throw new Error('--chart-rate must be positive');
+  const rates = list(values.rates, 'rates', positive).map(Number);
+  const wanted = Number(values['chart-rate']);
   return {
     seeds,
     scenarios: list(values.scenarios, 'scenarios', (v) => listScenarios().includes(v)),
-    rates: list(values.rates, 'rates', positive).map(Number),
+    rates,
     tiers: list(values.tiers, 'tiers', (v) => ['1', '2', '3'].includes(v)).map((v) => Number(v) as Tier),
     steadyMs: Number(values['steady-s']) * 1000,
     incidentAtMs: Number(values['incident-at-s']) * 1000,
@@ -116,7 +144,28 @@ function parseCli(argv: string[]): Options {
       ...(values['prediction-gain'] !== undefined && { shiftGain: Number(values['prediction-gain']) }),
       ...(values['prediction-confirm'] !== undefined && { confirmSteps: Number(values['prediction-confirm']) }),
     },
+    chartRate: rates.reduce((best, r) => (Math.abs(r - wanted) < Math.abs(best - wanted) ? r : best)),
   };
+}
+
+/** The chart of one run: traffic share, error rate, failure probability, the engine's failovers and recoveries. */
+function writeRunChart(dir: string, run: InProcessRun, rate: number, tier: Tier, seed: number): string {
+  const { engine, scenario } = run;
+  const moments: EngineMoment[] = engine.transitions
+    .filter((tr) => tr.processor === 0 && (tr.event === 'failover.triggered' || tr.event === 'failover.recovered'))
+    .map((tr) => ({ t: engine.scenarioTime(tr.atMs), kind: tr.event === 'failover.triggered' ? ('failover' as const) : ('recovery' as const) }));
+  const file = join(dir, `${scenario.name}-tier${tier}-rate${rate}.svg`);
+  writeFileSync(
+    file,
+    runChart({
+      title: `${scenario.name} (Tier ${tier})`,
+      subtitle: `${scenario.description.replace(/\.?$/, '.')} ${rate} payments/s, seed ${seed}, virtual time, the real engine in-process.`,
+      scenario,
+      events: run.events,
+      moments,
+    }),
+  );
+  return file;
 }
 
 function scenarioFor(name: string, steadyMs: number, incidentAtMs: number): Scenario {
@@ -138,6 +187,10 @@ async function main(): Promise<void> {
   const foresight = resolveForesightConfig(o.foresight);
   const t0 = performance.now();
   const runs: RunMetrics[] = [];
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const chartDir = join(RESULTS, `scenarios-${stamp}`);
+  mkdirSync(chartDir, { recursive: true });
+  const charts: string[] = [];
   for (const tier of o.tiers) {
     for (const name of o.scenarios) {
       const scenario = scenarioFor(name, o.steadyMs, o.incidentAtMs);
@@ -146,6 +199,7 @@ async function main(): Promise<void> {
         for (let seed = 1; seed <= o.seeds; seed++) {
           const run = await runInProcess({ scenario, ratePerSec: rate, seed, tier, primaryWeight: o.weight, configExtras: { foresight } });
           runs.push(measureRun(run, rate, seed, tier, o.weight));
+          if (seed === 1 && rate === o.chartRate) charts.push(writeRunChart(chartDir, run, rate, tier, seed));
         }
       }
       process.stderr.write(`tier ${tier} ${name}: ${((performance.now() - s0) / 1000).toFixed(1)} s\n`);
@@ -173,11 +227,11 @@ async function main(): Promise<void> {
   }
 
   mkdirSync(RESULTS, { recursive: true });
-  const file = join(RESULTS, `scenarios-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  const file = join(RESULTS, `scenarios-${stamp}.json`);
   const json = { at: new Date().toISOString(), options: o, stages: stageNames, wallS, summary, sections: Object.fromEntries(sections), runs };
   // Infinity (it never happened) is not JSON; null stays "not applicable".
   writeFileSync(file, JSON.stringify(json, (_k, v) => (v === Infinity ? 'never' : v), 2));
-  console.log(`\nresults: ${file}`);
+  console.log(`\nresults: ${file}\ncharts (SVG): ${charts.length > 0 ? chartDir : 'none'}`);
 }
 
 main().catch((e) => {

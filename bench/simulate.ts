@@ -14,7 +14,11 @@
  */
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseArgs } from 'node:util';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseCli as parseCliOptions } from './lib/cli.js';
+import { runChart, type EngineMoment } from './lib/run-chart.js';
 import { RoutingApiClient, type RouteRequest } from './sim/api-client.js';
 import { monotonicClock } from './sim/clock.js';
 import type { TxEvent } from './sim/driver.js';
@@ -27,6 +31,7 @@ import { score } from './sim/score.js';
 
 /** Live default: the disturbance starts after 15 s so that a failover shows within a minute. */
 const LIVE_INCIDENT_AT_S = 15;
+const RESULTS = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 const ROUTE_REQUEST: RouteRequest = { country: 'US', currency: 'USD', payment_method: 'card', amount: 42 };
 
 interface Options {
@@ -36,6 +41,8 @@ interface Options {
   apiKey?: string;
   seed: number;
   speed: number;
+  /** SVG chart path; default under bench/results/. */
+  chart?: string;
 }
 
 function numberArg(name: string, raw: string, check: (v: number) => boolean, what: string): number {
@@ -47,25 +54,46 @@ const positive = (name: string, raw: string): number => numberArg(name, raw, (v)
 
 /** Parses argv; returns null after printing the scenario list. */
 function parseCli(argv: string[]): Options | null {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      scenario: { type: 'string' },
-      rate: { type: 'string', default: '50' },
-      url: { type: 'string', default: 'http://127.0.0.1:8000' },
-      'api-key': { type: 'string' },
-      'duration-s': { type: 'string' },
-      'incident-at-s': { type: 'string', default: String(LIVE_INCIDENT_AT_S) },
-      seed: { type: 'string', default: '1' },
-      speed: { type: 'string', default: '1' },
-      list: { type: 'boolean', default: false },
+  const values = parseCliOptions(
+    {
+      usage: 'npm run simulate -- --scenario NAME [options]   (npm run simulate -- --list for the scenarios)',
+      summary:
+        'Drives a running engine over HTTP in real time with payments whose outcomes come from a scenario\'s simulated ' +
+        'processors; prints one line per second, a score at the end (or on Ctrl-C), and writes an SVG chart of traffic ' +
+        'share, error rate and failure probability with the failover and recovery moments marked.',
+      options: {
+        scenario: { type: 'string' },
+        rate: { type: 'string', default: '50' },
+        url: { type: 'string', default: 'http://127.0.0.1:8000' },
+        'api-key': { type: 'string' },
+        'duration-s': { type: 'string' },
+        'incident-at-s': { type: 'string', default: String(LIVE_INCIDENT_AT_S) },
+        seed: { type: 'string', default: '1' },
+        speed: { type: 'string', default: '1' },
+        chart: { type: 'string' },
+        list: { type: 'boolean', default: false },
+      },
+      help: {
+        scenario: 'scenario to play (required), see --list',
+        rate: 'payments per real second',
+        url: 'base URL of the running engine',
+        'api-key': 'X-API-Key to send (when SERVICE_API_KEYS is set)',
+        'duration-s': 'scenario seconds to run (default: the scenario\'s own length)',
+        'incident-at-s': 'when the disturbance starts, scenario seconds',
+        seed: 'random seed (integer)',
+        speed: 'scenario time runs this many times faster than real time',
+        chart: 'SVG chart file to write (default bench/results/simulate-<scenario>-<time>.svg)',
+        list: 'print the scenarios and exit',
+      },
+      notes: 'Example: npm start (in one terminal), then npm run simulate -- --scenario sudden-outage --speed 4',
     },
-  });
+    argv,
+  );
   if (values.list) {
     for (const name of listScenarios()) console.log(`${name.padEnd(22)} ${SCENARIOS[name]().description}`);
     return null;
   }
-  if (!values.scenario) throw new Error(`--scenario is required; one of: ${listScenarios().join(', ')}`);
+  if (!values.scenario) throw new Error(`--scenario is required; one of: ${listScenarios().join(', ')} (--help for the options)`);
   const durationS = values['duration-s'];
   return {
     scenario: getScenario(values.scenario, {
@@ -77,6 +105,7 @@ function parseCli(argv: string[]): Options | null {
     ...(values['api-key'] !== undefined && { apiKey: values['api-key'] }),
     seed: numberArg('seed', values.seed, Number.isInteger, 'an integer'),
     speed: positive('speed', values.speed),
+    ...(values.chart !== undefined && { chart: values.chart }),
   };
 }
 
@@ -114,6 +143,7 @@ async function run(o: Options): Promise<void> {
   setMaxListeners(0, stop.signal);
   const unknownIds = new Set<string>();
   let stats = new SecondStats();
+  const startEpochMs = Date.now();
   const start = monotonicClock.now();
   const scenarioNow = (): number => (monotonicClock.now() - start) * speed;
 
@@ -183,12 +213,35 @@ async function run(o: Options): Promise<void> {
   // Outcomes still waiting out their latency are dropped; requests already sent are awaited.
   stop.abort();
   await Promise.allSettled(inflight);
+  // The engine's failovers of this rule's primary during the run, in scenario time.
+  let moments: EngineMoment[] = [];
+  try {
+    moments = (await client.failoverEvents())
+      .filter((e) => e.rule_id === ruleId && e.from_processor === primary.id && Date.parse(e.timestamp) >= startEpochMs)
+      .map((e) => ({ t: (Date.parse(e.timestamp) - startEpochMs) * speed, kind: 'failover' as const }));
+  } catch (err) {
+    console.warn(`failover events not read (${err instanceof Error ? err.message : String(err)}); the chart marks when traffic left the primary`);
+  }
   await client.close();
+  const chartFile = o.chart ?? join(RESULTS, `simulate-${scenario.name}-${new Date().toISOString().replace(/[:.]/g, '-')}.svg`);
+  mkdirSync(dirname(chartFile), { recursive: true });
+  writeFileSync(
+    chartFile,
+    runChart({
+      title: `Simulator: ${scenario.name}`,
+      subtitle: `${o.ratePerSec} payments/s, speed ${speed}, seed ${o.seed}, live engine at ${o.url}`,
+      scenario,
+      events,
+      moments,
+      durationMs: horizonMs,
+    }),
+  );
 
   // Scored over the time actually run, so an interrupted run reports no incident end it never saw.
   const ran = truncateScenario(scenario, horizonMs);
   console.log(`\n${formatScore(ran, score(events, ran))}`);
   if (unknownIds.size > 0) console.log(`routed to unknown processors: ${[...unknownIds].join(', ')} (not scored)`);
+  console.log(`chart: ${chartFile}`);
 }
 
 try {

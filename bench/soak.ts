@@ -19,6 +19,7 @@ import { runLoad } from './lib/load-child.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
 import { seed } from './lib/seed.js';
 import { outcomeRequests, probe, routeRequests } from './overload.js';
+import { parseCli } from './lib/cli.js';
 
 const RESULTS = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 const ROUTE_RPS = 400;
@@ -27,9 +28,22 @@ const CHURN_MS = 200;
 /** RSS may grow at most this much after the first minute (README, Reliability and security). */
 const RSS_GROWTH_BOUND_MB = 16;
 
-function arg(name: string, def: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : def;
+function minutesOption(): number {
+  const v = parseCli({
+    usage: 'npm run bench:soak -- [--minutes N]',
+    summary:
+      'A steady mixed load (route 400/s, outcome 150/s, rule churn, evaluation every 2 s) against the real service. ' +
+      'Prints RSS, event-loop lag p99, a probe client\'s route latency and errors every 10 s; exit 1 if memory grows ' +
+      `more than ${RSS_GROWTH_BOUND_MB} MB after the first minute or any request fails. JSON under bench/results/.`,
+    options: { minutes: { type: 'string', default: '10' } },
+    help: { minutes: 'duration in minutes (fractions allowed)' },
+  });
+  const minutes = Number(v.minutes);
+  if (!(minutes > 0) || !Number.isFinite(minutes)) {
+    console.error('--minutes must be a positive number');
+    process.exit(2);
+  }
+  return minutes;
 }
 
 interface Sample {
@@ -44,7 +58,7 @@ interface Sample {
 }
 
 async function main(): Promise<void> {
-  const minutes = arg('minutes', 10);
+  const minutes = minutesOption();
   const durationS = Math.round(minutes * 60);
   const tenants = 2;
   const dir = mkdtempSync(join(tmpdir(), 'soak-'));

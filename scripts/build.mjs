@@ -135,7 +135,21 @@ function build(tsc) {
   say(`compiled into dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
+const USAGE = `Usage: npm run build   (node scripts/build.mjs [--if-stale])
+
+Compiles src/, workers/ and bench/ with TypeScript into dist/, atomically (a temporary
+directory renamed into place) and one build at a time per checkout (a lock file).
+
+Options:
+  --if-stale   build only when a source is newer than dist/ (used by npm ci's prepare,
+               npm start and npm test); without TypeScript installed, use the existing dist/
+  -h, --help   show this help and exit`;
+
 function main() {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
   if (!existsSync(join(ROOT, 'src'))) {
     say('no sources here (dependency-only install): nothing to build');
     return;

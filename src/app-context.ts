@@ -10,6 +10,7 @@ import type { Tenant } from './tenants/tenant.js';
 import type { RecordedOutcome } from './routing/outcome.js';
 import type { WebhookDispatcher } from './webhooks/dispatcher.js';
 import type { AuditTrail } from './audit/audit-trail.js';
+import type { DecisionLog } from './decisions/decision-log.js';
 
 /** What the HTTP layer needs from the engine (health evaluation and the tiers). */
 export interface EngineFacade {
@@ -29,6 +30,8 @@ export interface AppContext {
   engine: EngineFacade;
   /** The change audit: every write is recorded (`await app.audit.record(ctx, change)`) before the answer. */
   audit: AuditTrail;
+  /** Decisions and outcomes of requests that carry a transaction_id. */
+  decisions: DecisionLog;
   /** Webhook registry and event publishing: `webhooks.publish(tenantId, eventType, data, atMs)`. */
   webhooks?: WebhookDispatcher;
 }

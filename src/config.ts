@@ -24,6 +24,8 @@ export interface Config {
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   /** Start with an empty store when the stored one is missing or damaged (its files are moved aside, not deleted). */
   storeStartFresh: boolean;
+  /** When set, GET /metrics/ needs `Authorization: Bearer <token>`; null = public (the spec's default). */
+  metricsToken: string | null;
 }
 
 export class ConfigError extends Error {
@@ -63,6 +65,16 @@ function list(env: Env, name: string): string[] {
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
+}
+
+function metricsToken(env: Env): string | null {
+  const raw = env.SERVICE_METRICS_TOKEN;
+  if (raw === undefined || raw.trim() === '') return null;
+  const t = raw.trim();
+  if (t.length < 16 || !/^[\x21-\x7e]+$/.test(t)) {
+    throw new ConfigError('SERVICE_METRICS_TOKEN', 'must be at least 16 printable characters without spaces');
+  }
+  return t;
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -120,5 +132,6 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeoutMs: int(env, 'SERVICE_REQUEST_TIMEOUT_MS', 10_000, 100, 600_000),
     logLevel: logLevel as Config['logLevel'],
     storeStartFresh: bool(env, 'SERVICE_STORE_START_FRESH', false),
+    metricsToken: metricsToken(env),
   };
 }

@@ -70,6 +70,10 @@ export const errors = {
     new ServiceError('UNAUTHORIZED', missing ? 'missing X-API-Key header' : 'invalid API key', [
       { field: 'X-API-Key', message: missing ? 'header is required' : 'not a configured key' },
     ]),
+  metricsUnauthorized: () =>
+    new ServiceError('UNAUTHORIZED', 'this service requires a bearer token for /metrics/ (SERVICE_METRICS_TOKEN)', [
+      { field: 'Authorization', message: 'Bearer <token> is required' },
+    ], { 'WWW-Authenticate': 'Bearer realm="metrics"' }),
   notFound: (what = 'resource') => new ServiceError('NOT_FOUND', `${what} not found`),
   ruleNotFound: (ruleId: string) => new ServiceError('RULE_NOT_FOUND', `rule "${ruleId}" not found`, [{ field: 'rule_id', message: 'no such rule' }]),
   noMatch: () => new ServiceError('ROUTING_NO_MATCH', 'no routing rule matches this transaction'),

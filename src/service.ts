@@ -31,6 +31,9 @@ import { overrideEndpoints } from './http/resources/overrides.js';
 import { OverrideService } from './overrides/override-service.js';
 import { AuditTrail } from './audit/audit-trail.js';
 import { auditEndpoints } from './http/resources/audit.js';
+import { DecisionLog } from './decisions/decision-log.js';
+import { decisionEndpoints } from './http/resources/decisions.js';
+import { dashboardEndpoints } from './http/resources/dashboard.js';
 import { ShadowService } from './shadow/shadow-service.js';
 import { Router } from './http/router.js';
 import { RateLimiter } from './http/rate-limit.js';
@@ -90,7 +93,8 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
   const engine = new EngineService({ tables, tenants, store, metrics, intervalMs: config.evalIntervalMs });
   const rules = new RuleService(store, tables, tenants, engine, MAX_RULES_PER_TENANT);
   const audit = new AuditTrail(store);
-  const app: AppContext = { config, version: packageVersion(), store, tables, tenants, rules, metrics, engine, audit };
+  const decisions = new DecisionLog({ store, tables, tenants });
+  const app: AppContext = { config, version: packageVersion(), store, tables, tenants, rules, metrics, engine, audit, decisions };
   const configs = new TenantConfigService(store, tenants);
   configs.load();
   const shadow = new ShadowService({ store, tables, tenants });
@@ -112,6 +116,7 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
   await webhooks.start();
   engine.setPublisher((tenantId, eventType, data, atMs) => webhooks.publish(tenantId, eventType, data, atMs));
   engine.start();
+  decisions.start();
   shadow.start(); // after engine.start(): it reads the restored failover counters
   registerEngineGauges(metrics, tenants, config.tier);
 
@@ -146,6 +151,8 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
     ...shadowEndpoints(app, shadow),
     ...overrideEndpoints(app, engine, overrides),
     ...auditEndpoints(app),
+    ...decisionEndpoints(app),
+    ...dashboardEndpoints(),
   );
 
   const router = new Router({
@@ -173,6 +180,7 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
       uws.us_listen_socket_close(listenSocket);
       await Promise.race([router.drain(), new Promise((r) => setTimeout(r, 10_000))]);
       overrides.stop();
+      await decisions.stop();
       await engine.stop();
       await shadow.stop();
       await webhooks.stop();

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { pinned } from './wrk.js';
 
 export const DIST = fileURLToPath(new URL('../../', import.meta.url)); // dist/
 
@@ -38,9 +39,18 @@ async function waitFor(url: string, timeoutMs: number): Promise<void> {
   throw new Error(`${url} did not answer within ${timeoutMs} ms`);
 }
 
-export async function startChild(script: string, env: Record<string, string>, timeoutMs = 120_000): Promise<Child> {
+export interface ChildOptions {
+  /** taskset CPU list to pin the child to (e.g. "1"); ignored when taskset is missing. */
+  cpus?: string;
+  /** Extra node flags, e.g. ["--cpu-prof", "--cpu-prof-dir=..."]. */
+  nodeArgs?: string[];
+}
+
+export async function startChild(script: string, env: Record<string, string>, timeoutMs = 120_000, opts: ChildOptions = {}): Promise<Child> {
   const port = await freePort();
-  const proc = spawn(process.execPath, [script], {
+  // taskset execs node in place, so proc.pid is node's pid.
+  const [cmd, ...args] = pinned(opts.cpus, [process.execPath, ...(opts.nodeArgs ?? []), script]);
+  const proc = spawn(cmd, args, {
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', SERVICE_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -76,6 +76,11 @@ export class RoutingApiClient {
     await this.call('POST', '/v1/outcome', report);
   }
 
+  /** The newest failover events (GET /v1/failover-events), newest first. */
+  failoverEvents(limit = 100): Promise<{ rule_id: string; from_processor: string; timestamp: string }[]> {
+    return this.call('GET', `/v1/failover-events?limit=${limit}`, undefined) as Promise<{ rule_id: string; from_processor: string; timestamp: string }[]>;
+  }
+
   close(): Promise<void> {
     return this.agent.close();
   }
@@ -84,7 +89,7 @@ export class RoutingApiClient {
    * Sends JSON and returns the parsed body (undefined when empty). Any 2xx is accepted:
    * checking exact status codes is the integration tests' job, not the simulator's.
    */
-  private async call(method: 'POST' | 'DELETE', path: string, body: unknown): Promise<unknown> {
+  private async call(method: 'GET' | 'POST' | 'DELETE', path: string, body: unknown): Promise<unknown> {
     const headers: Record<string, string> = {};
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (this.apiKey) headers['x-api-key'] = this.apiKey;

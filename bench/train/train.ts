@@ -19,7 +19,7 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { parseCli } from '../lib/cli.js';
 import { FEATURE_NAMES } from '../../src/engine/foresight/features.js';
 import { MODEL_FORMAT, parseModel, type ForesightModelJson } from '../../src/engine/foresight/model.js';
 import { STEP_MS } from '../../src/engine/foresight/state.js';
@@ -190,7 +190,11 @@ const repoRoot = (): string => {
 };
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
+  const values = parseCli({
+    usage: 'npm run train -- [options]',
+    summary:
+      'Trains the Foresight (Tier 2) GRU on simulator traces labelled by the real Tier 1, calibrates it (Platt) and writes ' +
+      'the model JSON (default models/foresight-gru.json). Prints progress per epoch. A full run takes tens of minutes; --tiny is a smoke run.',
     options: {
       seed: { type: 'string', default: '1' },
       tiny: { type: 'boolean', default: false },
@@ -202,6 +206,18 @@ async function main(): Promise<void> {
       'train-seeds': { type: 'string' },
       batch: { type: 'string' },
       lr: { type: 'string' },
+    },
+    help: {
+      seed: 'random seed',
+      tiny: 'a small, fast run (model written to the temp directory unless --out)',
+      out: 'model file to write',
+      epochs: 'training epochs',
+      hidden: 'GRU hidden units',
+      threads: 'trace-generation worker threads',
+      'pos-weight': 'weight of positive (failure) examples in the loss',
+      'train-seeds': 'simulator seeds used for training',
+      batch: 'batch size',
+      lr: 'learning rate',
     },
   });
   const int = (name: string, v: string | undefined): number | undefined => {

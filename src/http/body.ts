@@ -1,8 +1,11 @@
 /**
  * Reading a request body from uWS with a size limit. uWS reuses the chunk buffer after the
- * callback returns, so every chunk is copied.
+ * callback returns, so chunks of a body that spans several are copied; a body that arrives in
+ * one chunk (the route path's case) is handed over as a view of uWS's buffer, which `done`
+ * must consume before it returns (the router parses it at once).
  */
 import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
+import { enterUwsCallback, leaveUwsCallback } from './reply.js';
 
 export type BodyResult = { ok: true; body: Buffer } | { ok: false; tooLarge: true };
 
@@ -50,13 +53,28 @@ export function readBody(res: HttpResponse, limit: number, onPartial: () => void
       }
       return;
     }
+    if (isLast && chunks.length === 0) {
+      finished = true;
+      deliver(done, { ok: true, body: Buffer.from(chunk) });
+      return;
+    }
     chunks.push(Buffer.from(new Uint8Array(chunk)));
     if (isLast) {
       finished = true;
-      done({ ok: true, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size) });
+      deliver(done, { ok: true, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size) });
     }
   });
   return reader;
+}
+
+/** Calls `done` inside onData: uWS has the socket corked, so the reply is written without cork(). */
+function deliver(done: (r: BodyResult) => void, r: BodyResult): void {
+  enterUwsCallback();
+  try {
+    done(r);
+  } finally {
+    leaveUwsCallback();
+  }
 }
 
 /** Deepest array/object nesting any accepted body may have (the deepest schema needs 3). */

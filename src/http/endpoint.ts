@@ -15,6 +15,8 @@ export interface Ctx {
   readonly query: URLSearchParams;
   /** The caller's tenant (and admin flag); `default` in development mode. */
   grant: KeyGrant;
+  /** The request headers the endpoint asked for (`Endpoint.headers`), lower-case names; '' when absent. */
+  headers?: Record<string, string>;
 }
 
 export interface Reply {
@@ -23,6 +25,12 @@ export interface Reply {
   body?: unknown;
   contentType?: string;
   headers?: Record<string, string>;
+  /**
+   * A large body, produced piece by piece as the client reads it (instead of `body`): see
+   * stream-reply.ts. Chunks are produced only while the socket takes them, so a slow reader
+   * holds about one chunk of memory, and production yields the event loop between slices.
+   */
+  stream?: Iterator<string | Buffer>;
 }
 
 export interface QueryParamDoc {
@@ -83,6 +91,8 @@ interface EndpointBase<B> {
   /** Needs an API key when authentication is enabled (every /v1/ path). */
   auth: boolean;
   handler(ctx: Ctx, body: B): Reply | Promise<Reply>;
+  /** Request headers (lower-case) the handler reads: copied into `ctx.headers` (only for this endpoint). */
+  headers?: readonly string[];
 }
 
 /** An endpoint with a JSON body documents an example the server accepts (typed as the body). */

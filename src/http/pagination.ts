@@ -27,3 +27,14 @@ export function nextLink(path: string, page: PageRequest, count: number, lastId:
   if (count < page.limit || lastId === undefined) return undefined;
   return { Link: `<${path}?limit=${page.limit}&after=${encodeURIComponent(lastId)}>; rel="next"` };
 }
+
+/**
+ * Id-ordered pages (rules, rule health): `limit` (default 1000, max 10,000) and `after` (the
+ * last id of the previous page, exclusive). Ids sort by their bytes, the store's key order.
+ */
+export const ID_PAGE_DEFAULT = 1000;
+export const ID_PAGE_MAX = 10_000;
+
+export function idPageRequest(ctx: Ctx, isId: (id: string) => boolean): PageRequest {
+  return pageRequest(ctx, ID_PAGE_MAX, ID_PAGE_DEFAULT, isId);
+}

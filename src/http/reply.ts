@@ -1,6 +1,8 @@
 /**
  * Writing responses on uWS. Every write is corked (one syscall) and skipped if the client
- * has gone; status lines are precomputed.
+ * has gone; status lines are precomputed. Inside uWS's own callbacks (the request handler,
+ * onData) the socket is corked already, so the reply is written directly there — no cork
+ * closure per request on the route path; answers given later (async handlers, timers) cork.
  */
 import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
 
@@ -35,6 +37,18 @@ export interface ResponseState {
   corsOrigin: string | null; // the allowed Origin to echo, if any
 }
 
+/** How many uWS callbacks are on the stack (see enterUwsCallback). */
+let uwsCallbacks = 0;
+
+/** Marks the start of a uWS callback; pair with leaveUwsCallback in a finally. */
+export function enterUwsCallback(): void {
+  uwsCallbacks++;
+}
+
+export function leaveUwsCallback(): void {
+  uwsCallbacks--;
+}
+
 export function send(
   res: HttpResponse,
   state: ResponseState,
@@ -46,14 +60,25 @@ export function send(
 ): void {
   if (state.aborted || state.done) return;
   state.done = true;
-  res.cork(() => {
-    res.writeStatus(statusLine(status));
-    res.writeHeader('Content-Type', contentType);
-    if (state.corsOrigin !== null) {
-      res.writeHeader('Access-Control-Allow-Origin', state.corsOrigin);
-      res.writeHeader('Vary', 'Origin');
-    }
-    if (headers) for (const k in headers) res.writeHeader(k, headers[k]);
-    res.end(body, closeConnection);
-  });
+  if (uwsCallbacks > 0) write(res, state, status, body, contentType, headers, closeConnection);
+  else res.cork(() => write(res, state, status, body, contentType, headers, closeConnection));
+}
+
+function write(
+  res: HttpResponse,
+  state: ResponseState,
+  status: number,
+  body: string | Buffer,
+  contentType: string,
+  headers: Record<string, string> | undefined,
+  closeConnection: boolean,
+): void {
+  res.writeStatus(statusLine(status));
+  res.writeHeader('Content-Type', contentType);
+  if (state.corsOrigin !== null) {
+    res.writeHeader('Access-Control-Allow-Origin', state.corsOrigin);
+    res.writeHeader('Vary', 'Origin');
+  }
+  if (headers) for (const k in headers) res.writeHeader(k, headers[k]);
+  res.end(body, closeConnection);
 }

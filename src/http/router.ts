@@ -11,7 +11,8 @@ import type { ApiKeyTable, KeyGrant } from './api-keys.js';
 import { DISCARD_CAP_BYTES, MAX_JSON_DEPTH, nestedDeeperThan, readBody } from './body.js';
 import { CorsPolicy } from './cors.js';
 import type { Ctx, Endpoint, Method, Reply } from './endpoint.js';
-import { send, type ResponseState } from './reply.js';
+import { enterUwsCallback, leaveUwsCallback, send, type ResponseState } from './reply.js';
+import { sendStream } from './stream-reply.js';
 import type { RateLimiter } from './rate-limit.js';
 import { loneSurrogatePath, mayHoldLoneSurrogate } from './unicode.js';
 
@@ -42,6 +43,7 @@ class RequestCtx implements Ctx {
     private readonly rawQuery: string | undefined,
     readonly grant: KeyGrant,
   ) {}
+  declare headers?: Record<string, string>; // set only for endpoints that ask (no field per request otherwise)
   get query(): URLSearchParams {
     return (this.parsedQuery ??= new URLSearchParams(this.rawQuery ?? ''));
   }
@@ -74,7 +76,14 @@ export class Router {
       const pattern = template.replace(/\{([^}]+)\}/g, ':$1');
       const byMethod = new Map<string, Endpoint>(list.map((e) => [e.method, e]));
       const allowed = [...byMethod.keys(), 'OPTIONS'];
-      app.any(pattern, (res, req) => this.handle(res, req, template, paramNames, byMethod, allowed));
+      app.any(pattern, (res, req) => {
+        enterUwsCallback();
+        try {
+          this.handle(res, req, template, paramNames, byMethod, allowed);
+        } finally {
+          leaveUwsCallback();
+        }
+      });
     }
     app.any('/*', (res, req) => {
       const state = this.begin(res, req);
@@ -163,6 +172,11 @@ export class Router {
       }
     }
     const ctx = new RequestCtx(method as Method, template, params, query, grant);
+    if (ep.headers !== undefined) {
+      const h: Record<string, string> = {};
+      for (const name of ep.headers) h[name] = req.getHeader(name);
+      ctx.headers = h;
+    }
     if (!BODY_METHODS.has(method)) {
       this.run(res, state, ep, ctx, undefined, t0);
       return;
@@ -259,6 +273,11 @@ export class Router {
 
   private reply(res: HttpResponse, state: ResponseState, ctx: Ctx, r: Reply, t0: number): void {
     if (state.done || state.aborted) return;
+    if (r.stream !== undefined) {
+      // Large bodies: written as the client reads them; the request ends with the stream.
+      sendStream(res, state, r.status, r.contentType ?? 'application/json', r.headers, r.stream, () => this.done(state, ctx.method, ctx.template, r.status, t0));
+      return;
+    }
     let body: string | Buffer;
     if (r.body === undefined) body = '';
     else if (typeof r.body === 'string' || Buffer.isBuffer(r.body)) body = r.body;

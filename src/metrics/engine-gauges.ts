@@ -89,7 +89,8 @@ interface ProcessorView {
   labels: string;
 }
 
-function forEachProcessor(tables: SharedTables, tenants: TenantRegistry, fn: (p: ProcessorView) => void): void {
+/** Every processor of every rule; yields one reused view (no allocation per row). */
+function* processors(tables: SharedTables, tenants: TenantRegistry): Generator<ProcessorView> {
   const p: ProcessorView = { procF64: new Float64Array(0), o: 0, ruleF64: new Float64Array(0), fb: 0, k: 0, n: 2, seen: false, predictionEnabled: false, labels: '' };
   for (const t of tenants.all()) {
     p.predictionEnabled = t.settings.predictionEnabled;
@@ -107,7 +108,7 @@ function forEachProcessor(tables: SharedTables, tenants: TenantRegistry, fn: (p:
         p.o = processorRowOffset(rule.slot, k);
         p.seen = seg.ruleI32[ib + (k === 0 ? RI_WINDOW_PRIMARY : RI_WINDOW_SECONDARY)] >= 0 || p.procF64[p.o + PF_LAST_EVAL_MS] > 0;
         p.labels = `rule_id="${r.rule_id}",processor_id="${k === 0 ? r.primary_id : r.secondary_id}"${tenantLabel}`;
-        fn(p);
+        yield p;
       }
     }
   }
@@ -128,30 +129,52 @@ function counterValue(p: ProcessorView, field: (k: number) => number): number {
  * number from the moment a rule exists (its prior until then). Ids need no escaping: rule, processor and tenant ids are limited to [A-Za-z0-9_.:-].
  */
 export function renderEngineGauges(tables: SharedTables, tenants: TenantRegistry): string {
-  const parts: string[] = [];
+  return [...engineGaugeChunks(tables, tenants)].join('');
+}
+
+/** Processors rendered between two chunks of engineGaugeChunks (a few ms of work each). */
+export const PROCESSORS_PER_CHUNK = 2000;
+
+/**
+ * The same text in chunks of about PROCESSORS_PER_CHUNK processors, so that a scrape can be
+ * rendered in slices between which the event loop serves routes (see scrape-cache.ts).
+ */
+export function* engineGaugeChunks(tables: SharedTables, tenants: TenantRegistry): Generator<string> {
+  let parts: string[] = [];
+  let rows = 0;
+  const full = () => ++rows % PROCESSORS_PER_CHUNK === 0;
+  const take = () => {
+    const text = parts.join('');
+    parts = [];
+    return text;
+  };
   for (const g of GAUGES) {
     parts.push(`# HELP ${g.name} ${g.help}\n# TYPE ${g.name} gauge\n`);
-    forEachProcessor(tables, tenants, (p) => {
-      if (g.everyRule ? !p.predictionEnabled : !p.seen) return;
-      const v = g.read(p.procF64, p.o, p.predictionEnabled);
-      if (!Number.isNaN(v)) parts.push(`${g.name}{${p.labels}} ${v}\n`);
-    });
+    for (const p of processors(tables, tenants)) {
+      if (g.everyRule ? p.predictionEnabled : p.seen) {
+        const v = g.read(p.procF64, p.o, p.predictionEnabled);
+        if (!Number.isNaN(v)) parts.push(`${g.name}{${p.labels}} ${v}\n`);
+      }
+      if (full()) yield take();
+    }
   }
   const routed = 'service_processor_routed_total';
   parts.push(`# HELP ${routed} routing decisions that chose this processor of this rule\n# TYPE ${routed} counter\n`);
-  forEachProcessor(tables, tenants, (p) => {
+  for (const p of processors(tables, tenants)) {
     const v = counterValue(p, (k) => RF_ROUTED + k);
     if (v > 0) parts.push(`${routed}{${p.labels}} ${v}\n`);
-  });
+    if (full()) yield take();
+  }
   const outcomes = 'service_processor_outcomes_total';
   parts.push(`# HELP ${outcomes} outcomes reported for this processor of this rule, by result: success, decline (issuer), technical (processor error or timeout)\n# TYPE ${outcomes} counter\n`);
-  forEachProcessor(tables, tenants, (p) => {
+  for (const p of processors(tables, tenants)) {
     for (let res = 0; res < OUTCOME_RESULTS; res++) {
       const v = counterValue(p, (k) => RF_OUTCOMES + k * OUTCOME_RESULTS + res);
       if (v > 0) parts.push(`${outcomes}{${p.labels},result="${OUTCOME_RESULT_NAMES[res]}"} ${v}\n`);
     }
-  });
-  return parts.join('');
+    if (full()) yield take();
+  }
+  yield take();
 }
 
 export function registerEngineGauges(metrics: Metrics, tenants: TenantRegistry, defaultTier: number): void {

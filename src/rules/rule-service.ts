@@ -205,6 +205,27 @@ export class RuleService {
     for (const r of records) this.goLive(tenant, r);
   }
 
+  /**
+   * One page of the tenant's live rules in id order, after `after`: the order comes from the
+   * store's keys (no sort of every rule per request), the records from the live view (a rule
+   * stored but not live — same attributes as another — is not listed, as before).
+   */
+  page(tenant: Tenant, limit: number, after?: string): LiveRule[] {
+    const out: LiveRule[] = [];
+    let cursor = after;
+    while (out.length < limit) {
+      const want = limit - out.length;
+      const ids = this.records.ids(tenant.id, want, cursor);
+      for (const id of ids) {
+        const live = tenant.rules.get(id);
+        if (live) out.push(live);
+      }
+      if (ids.length < want) break; // no more keys
+      cursor = ids[ids.length - 1];
+    }
+    return out;
+  }
+
   list(tenant: Tenant): RuleRecord[] {
     return [...tenant.rules.values()].map((r) => r.record).sort((a, b) => (a.rule_id < b.rule_id ? -1 : a.rule_id > b.rule_id ? 1 : 0));
   }

@@ -53,12 +53,16 @@ export interface Validator<T> {
   parse(value: unknown): T;
 }
 
-export function compile<S extends TSchema>(schema: S): Validator<Static<S>> {
+/**
+ * `plain`, if given, is a cheaper check that accepts a subset of what the schema accepts (the
+ * hot bodies' usual shape, see hot-bodies.ts); what it does not accept gets the full check.
+ */
+export function compile<S extends TSchema>(schema: S, plain?: (value: unknown) => boolean): Validator<Static<S>> {
   const checker = TypeCompiler.Compile(schema);
   return {
     schema,
     parse(value: unknown): Static<S> {
-      if (checker.Check(value)) return value;
+      if ((plain !== undefined && plain(value)) || checker.Check(value)) return value as Static<S>;
       const issues: FieldIssue[] = [];
       const seen = new Set<string>();
       for (const e of checker.Errors(value)) {

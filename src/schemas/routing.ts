@@ -5,6 +5,9 @@ import { Id, Name, Nullable, MAX_ID_LENGTH } from './common.js';
 export const PAYMENT_METHODS = ['card', 'bank_transfer', 'wallet', 'bnpl'] as const;
 export const TRANSACTION_TYPES = ['one_time', 'recurring', 'subscription'] as const;
 
+/** The client's payment id: makes the decision retrievable (GET /v1/decisions/{transaction_id}) and a repeated outcome count once. */
+export const TransactionId = Id('your payment\'s id (1-128 of letters, digits, _ . : -); optional');
+
 export const RouteRequest = Type.Object(
   {
     country: Type.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2, case-insensitive' }),
@@ -16,6 +19,7 @@ export const RouteRequest = Type.Object(
     amount_tier: Type.Optional(
       Nullable(Type.Union(AMOUNT_TIERS.map((t) => Type.Literal(t)), { description: 'derived from amount when omitted' })),
     ),
+    transaction_id: Type.Optional(TransactionId),
   },
   { $id: 'RoutingRequest', additionalProperties: false },
 );
@@ -42,6 +46,7 @@ export const OutcomeReport = Type.Object(
     success: Type.Boolean(),
     latency_ms: Type.Number({ minimum: 0, maximum: 3_600_000, description: 'end-to-end latency in milliseconds' }),
     error_code: Type.Optional(Nullable(Type.String({ maxLength: MAX_ID_LENGTH, description: 'processor error code, when failed' }))),
+    transaction_id: Type.Optional(TransactionId),
   },
   { $id: 'OutcomeReport', additionalProperties: false },
 );
@@ -51,6 +56,7 @@ export const OutcomeAccepted = Type.Object(
   {
     status: Type.Literal('accepted'),
     classification: Type.Union([Type.Literal('success'), Type.Literal('decline'), Type.Literal('technical_error')]),
+    duplicate: Type.Optional(Type.Boolean({ description: 'true when this transaction_id\'s outcome was already reported: not counted again' })),
   },
   { $id: 'OutcomeAccepted' },
 );

@@ -32,6 +32,16 @@ class LmdbCollection<V> implements Collection<V> {
       yield { id: key[1] as string, value: value as V };
     }
   }
+  ids(tenantId: string, limit: number, after?: string): string[] {
+    const out: string[] = [];
+    for (const key of this.db.getKeys({ start: [tenantId, after ?? ''], end: [tenantId, MAX_KEY] })) {
+      const id = key[1] as string;
+      if (id === after) continue;
+      out.push(id);
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
   *listAll(): Iterable<{ tenantId: string; id: string; value: V }> {
     for (const { key, value } of this.quarantine.range(this.name, this.db, {})) {
       yield { tenantId: key[0] as string, id: key[1] as string, value: value as V };

@@ -21,9 +21,11 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { StartupError } from '../startup-error.js';
 
 export const DATA_FILE = 'data.mdb';
-export const LOCK_FILE = 'lock.mdb';
+/** LMDB's own reader table (not the service's data-directory lock, service.lock). */
+export const LMDB_LOCK_FILE = 'lock.mdb';
 export const STORE_MARKER = 'store-created.json';
 
 const MDB_MAGIC = 0xbeefc0de;
@@ -32,11 +34,8 @@ const PAGE_SIZES = [4096, 8192, 16384, 32768, 65536];
 const PAGE_HEADERS = [24, 16];
 
 /** The start is refused: the message says what is wrong and how to recover. */
-export class StoreFileError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'StoreFileError';
-  }
+export class StoreFileError extends StartupError {
+  override name = 'StoreFileError';
 }
 
 interface Meta {
@@ -99,7 +98,7 @@ const RECOVERY =
 function moveAside(dir: string, reason: string): string[] {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const moved: string[] = [];
-  for (const f of [DATA_FILE, LOCK_FILE]) {
+  for (const f of [DATA_FILE, LMDB_LOCK_FILE]) {
     const p = join(dir, f);
     if (!existsSync(p)) continue;
     const to = `${p}.damaged-${stamp}`;
@@ -129,8 +128,8 @@ export function checkStoreFiles(dir: string, startFresh: boolean): StoreFileChec
   const marker = existsSync(join(dir, STORE_MARKER));
   let problem: string | null = null;
   if (!existsSync(data)) {
-    if (!marker && !existsSync(join(dir, LOCK_FILE))) return { existed: false, movedAside: [], reason: null };
-    problem = `${DATA_FILE} is missing from ${dir}, which held a store (${marker ? STORE_MARKER : LOCK_FILE} is there)`;
+    if (!marker && !existsSync(join(dir, LMDB_LOCK_FILE))) return { existed: false, movedAside: [], reason: null };
+    problem = `${DATA_FILE} is missing from ${dir}, which held a store (${marker ? STORE_MARKER : LMDB_LOCK_FILE} is there)`;
   } else {
     const size = statSync(data).size;
     const fileProblem = dataFileProblem(readHead(data, 2 * 65536 + 4096), size);

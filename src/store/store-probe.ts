@@ -8,7 +8,7 @@
 import { open } from 'lmdb';
 
 function main(dir: string): void {
-  const root = open({ path: dir, readOnly: true, maxDbs: 256, keyEncoding: 'binary', encoding: 'binary' });
+  const root = open({ path: dir, noSubdir: false, readOnly: true, maxDbs: 256, keyEncoding: 'binary', encoding: 'binary' });
   let records = 0;
   const names: string[] = [];
   for (const { key } of root.getRange({})) names.push((key as Buffer).toString("utf8").replace(/\0+$/, ""));

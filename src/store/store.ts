@@ -14,6 +14,8 @@ export interface Collection<V> {
   get(tenantId: string, id: string): V | undefined;
   /** All entries of one tenant, in key order. */
   list(tenantId: string): Iterable<{ id: string; value: V }>;
+  /** Up to `limit` ids of one tenant in key order, strictly after `after` when given (pages; values are not read). */
+  ids(tenantId: string, limit: number, after?: string): string[];
   /** All entries of all tenants (start-up loading). */
   listAll(): Iterable<{ tenantId: string; id: string; value: V }>;
   put(tenantId: string, id: string, value: V): Promise<void>;

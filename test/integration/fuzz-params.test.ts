@@ -139,7 +139,14 @@ describe('query parameters', () => {
         (q.get('status') === null || ['pending', 'delivered', 'failed'].includes(q.get('status')!)) &&
         (q.get('before') === null || /^dlv_[0-9a-z]{13}[0-9a-f]{10}$/.test(q.get('before')!)),
     },
-    ...['/v1/rules', '/v1/webhooks', '/v1/stats', '/v1/health', '/v1/tenants', '/v1/config/tiers', '/v1/health/fp_rule', '/v1/tenants/fuzzp'].map((p) => ({
+    ...['/v1/rules', '/v1/health'].map((p) => ({
+      name: `GET ${p}?limit&after`,
+      method: 'GET',
+      path: p,
+      names: ['limit', 'after', 'rule_id'],
+      valid: (q: URLSearchParams) => limitOk(q.get('limit'), 10_000, 7) && (q.get('after') === null || /^[A-Za-z0-9_.:-]{1,128}$/.test(q.get('after')!)),
+    })),
+    ...['/v1/webhooks', '/v1/stats', '/v1/tenants', '/v1/config/tiers', '/v1/health/fp_rule', '/v1/tenants/fuzzp'].map((p) => ({
       name: `GET ${p}?<ignored>`,
       method: 'GET',
       path: p,

@@ -23,7 +23,7 @@ describe('README quickstart', () => {
   it('runs end to end against a started server and shows a failover', () => {
     const script = quickstartScript();
     expect(script).toContain(QUICKSTART_BASE);
-    const r = spawnSync('bash', ['-euo', 'pipefail', '-c', script.replaceAll(QUICKSTART_BASE, s.baseUrl)], { encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync('bash', ['--noprofile', '--norc', '-euo', 'pipefail', '-c', script.replaceAll(QUICKSTART_BASE, s.baseUrl)], { encoding: 'utf8', timeout: 60_000 });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     const answers = r.stdout.trim().split('\n').map((l) => JSON.parse(l));

@@ -198,7 +198,7 @@ describe('conflicts and unknown resources', () => {
 describe('wrong method and unknown path', () => {
   it.each([
     ['PUT', '/v1/rules', ['GET', 'POST']],
-    ['PATCH', '/v1/rules/known', ['DELETE']],
+    ['PUT', '/v1/rules/known', ['DELETE', 'GET', 'PATCH']],
     ['GET', '/v1/route', ['POST']],
     ['DELETE', '/v1/outcome', ['POST']],
     ['POST', '/v1/stats', ['GET']],

@@ -21,6 +21,7 @@ describe('loadConfig defaults', () => {
       requestTimeoutMs: 10_000,
       logLevel: 'info',
       storeStartFresh: false,
+      metricsToken: null,
     });
   });
 

@@ -9,7 +9,9 @@ import { ErrorSchema, Nullable } from '../../schemas/common.js';
 import { tierOf } from '../../tenants/tenant.js';
 import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';
 import { failoverEvent, RULE_ID, ruleHealth as ruleHealthExample } from '../../schemas/examples.js';
-import { checkPathId } from './rules.js';
+import { checkPathId, isRuleId, PAGE_QUERY } from './rules.js';
+import { idPageRequest, nextLink } from '../pagination.js';
+import { chunked } from '../stream-reply.js';
 import { Override } from '../../schemas/overrides.js';
 
 const ProcessorHealth = Type.Object(
@@ -62,6 +64,7 @@ const FailoverEvent = Type.Object(
 
 export const MAX_EVENTS_PAGE = 1000;
 
+
 export function healthEndpoints(app: AppContext, engine: EngineService): Endpoint[] {
   return [
     endpoint({
@@ -70,16 +73,32 @@ export function healthEndpoints(app: AppContext, engine: EngineService): Endpoin
       auth: true,
       handler: (ctx) => {
         const t = tenantOf(app, ctx);
-        // No prototype: a rule may be called `__proto__` (a valid id), which would otherwise
-        // set the object's prototype instead of adding the rule.
-        const rules: Record<string, unknown> = Object.create(null);
-        for (const r of t.rules.values()) rules[r.record.rule_id] = ruleHealth(app.tables, r, t.settings.predictionEnabled);
-        return { status: 200, body: { status: 'ok', engine_running: engine.running(), tier: tierOf(t.settings), rules } };
+        const page = idPageRequest(ctx, isRuleId);
+        const rules = app.rules.page(t, page.limit, page.after);
+        // Health is read from shared memory as each chunk is produced, so a slow reader sees
+        // values as fresh as the bytes it is sent; `rules` stays an object keyed by rule id.
+        const head = `{"status":"ok","engine_running":${engine.running()},"tier":${tierOf(t.settings)},"rules":{`;
+        const stream = chunked(
+          (function* () {
+            yield head;
+            let first = true;
+            for (const r of rules) {
+              const entry = JSON.stringify(r.record.rule_id) + ':' + JSON.stringify(ruleHealth(app.tables, r, t.settings.predictionEnabled));
+              yield first ? entry : ',' + entry;
+              first = false;
+            }
+            yield '}}';
+          })(),
+        );
+        return { status: 200, stream, headers: nextLink('/v1/health', page, rules.length, rules[rules.length - 1]?.record.rule_id) };
       },
       doc: {
-        summary: 'Health of every rule of the caller\'s tenant',
+        summary: 'Health of the rules of the caller\'s tenant',
         tag: 'Monitoring',
         operationId: 'getHealth',
+        description:
+          '`rules` holds one page of the tenant\'s rules in `rule_id` order: `limit` (1-10000, default 1000) and `after` (the last `rule_id` of the previous page); a full page carries `Link: </v1/health?limit=…&after=…>; rel="next"`.',
+        query: PAGE_QUERY,
         responses: {
           200: jsonBody(
             'health',
@@ -131,13 +150,15 @@ export function healthEndpoints(app: AppContext, engine: EngineService): Endpoin
         const before = ctx.query.get('before') ?? undefined;
         if (before !== undefined && !isLogCursor(before)) throw errors.field('before', 'must be an event_id from an earlier page');
         const page = engine.events.newest(tenantOf(app, ctx).id, limit, before);
-        return { status: 200, body: page.map(({ key, value }) => ({ event_id: key, ...value })) };
+        const last = page[page.length - 1]?.key;
+        const link = page.length === limit && last ? { Link: `</v1/failover-events?limit=${limit}&before=${encodeURIComponent(last)}>; rel="next"` } : undefined;
+        return { status: 200, body: page.map(({ key, value }) => ({ event_id: key, ...value })), headers: link };
       },
       doc: {
         summary: 'The failover audit trail, newest first',
         tag: 'Monitoring',
         operationId: 'listFailoverEvents',
-        description: 'Paginated: `limit` (1-1000, default 100) and `before` (an `event_id` from the previous page). Kept across restarts.',
+        description: 'Paginated: `limit` (1-1000, default 100) and `before` (an `event_id` from the previous page); a full page carries `Link: <…>; rel="next"`. Kept across restarts.',
         query: [
           { name: 'limit', description: 'page size, 1-1000, default 100', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
           { name: 'before', description: 'return events older than this event_id', schema: { type: 'string' } },

@@ -8,8 +8,10 @@ import { dirname, join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../app-context.js';
 import { errors } from '../../errors.js';
-import { endpoint, jsonBody, type Endpoint, type HiddenDoc } from '../endpoint.js';
-import { renderEngineGauges } from '../../metrics/engine-gauges.js';
+import { endpoint, jsonBody, type Ctx, type Endpoint, type HiddenDoc, type Reply } from '../endpoint.js';
+import { engineGaugeChunks } from '../../metrics/engine-gauges.js';
+import { acceptsGzip, bufferChunks, ScrapeCache } from '../../metrics/scrape-cache.js';
+import { BearerToken } from '../bearer-token.js';
 
 const require = createRequire(import.meta.url);
 
@@ -50,11 +52,22 @@ export function rootEndpoints(app: AppContext, openApi: () => unknown): Endpoint
     return { status: 200, body: buf, contentType: a.type, headers: { 'Cache-Control': 'public, max-age=86400' } };
   };
   let openApiText: string | null = null;
-  const metrics = async () => ({
-    status: 200,
-    body: (await app.metrics.registry.metrics()) + renderEngineGauges(app.tables, app.tenants),
-    contentType: app.metrics.registry.contentType,
+  const scrapes = new ScrapeCache(function* () {
+    yield app.metrics.registry.metrics();
+    yield* engineGaugeChunks(app.tables, app.tenants);
   });
+  const token = app.config.metricsToken === null ? null : new BearerToken(app.config.metricsToken);
+  const metrics = async (ctx: Ctx): Promise<Reply> => {
+    if (token !== null && !token.matches(ctx.headers?.authorization ?? '')) throw errors.metricsUnauthorized();
+    const scrape = await scrapes.get();
+    const gz = acceptsGzip(ctx.headers?.['accept-encoding'] ?? '');
+    return {
+      status: 200,
+      stream: bufferChunks(gz ? scrape.gzip : scrape.plain),
+      contentType: app.metrics.registry.contentType,
+      headers: gz ? { 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' } : { Vary: 'Accept-Encoding' },
+    };
+  };
   const html = (text: string) => () => ({ status: 200, body: text, contentType: 'text/html; charset=utf-8' });
   const hidden: HiddenDoc = { hidden: true };
   return [
@@ -80,12 +93,14 @@ export function rootEndpoints(app: AppContext, openApi: () => unknown): Endpoint
       method: 'GET',
       path: '/metrics',
       auth: false,
+      headers: ['authorization', 'accept-encoding'],
       handler: metrics,
       doc: {
         summary: 'Prometheus metrics (public)',
         tag: 'Monitoring',
         operationId: 'getMetrics',
-        description: 'Also served at `/metrics/` (the same answer).',
+        description:
+          'Also served at `/metrics/` (the same answer). Rendered at most once per second; scrapers within that second share the text. Public unless `SERVICE_METRICS_TOKEN` is set, then `Authorization: Bearer <token>` is required (401 otherwise).',
         responses: {
           200: {
             description: 'text exposition format',
@@ -96,7 +111,7 @@ export function rootEndpoints(app: AppContext, openApi: () => unknown): Endpoint
       },
     }),
     // The spec's path; documented under /metrics (a trailing slash upsets OpenAPI tooling).
-    endpoint({ method: 'GET', path: '/metrics/', auth: false, handler: metrics, doc: hidden }),
+    endpoint({ method: 'GET', path: '/metrics/', auth: false, headers: ['authorization', 'accept-encoding'], handler: metrics, doc: hidden }),
     endpoint({
       method: 'GET',
       path: '/openapi.json',

@@ -4,13 +4,23 @@ import { errors } from '../../errors.js';
 import { decide, matchRule } from '../../routing/decide.js';
 import { CLASSIFICATION_NAMES, recordReportedOutcome } from '../../routing/outcome.js';
 import { compile, ErrorSchema } from '../../schemas/common.js';
+import { plainOutcomeReport, plainRouteRequest } from '../../schemas/hot-bodies.js';
 import { OutcomeAccepted, OutcomeReport, RouteDecision, RouteRequest } from '../../schemas/routing.js';
 import type { ShadowObserver } from '../../shadow/shadow-service.js';
+import { classifyOutcome } from '../../engine/classify.js';
+import type { Tenant } from '../../tenants/tenant.js';
 import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';
+import { OUTCOME_ACCEPTED_JSON, routeDecisionJson } from '../json-writers.js';
 import { outcomeReport as outcomeExample, routeRequest as routeExample, RULE_ID } from '../../schemas/examples.js';
 
-const routeRequest = compile(RouteRequest);
-const outcomeReport = compile(OutcomeReport);
+const routeRequest = compile(RouteRequest, plainRouteRequest);
+const outcomeReport = compile(OutcomeReport, plainOutcomeReport);
+
+/** A repeated outcome of one transaction_id: acknowledged, not counted again (nothing recorded). */
+function duplicateOutcome(tenant: Tenant, body: OutcomeReport) {
+  const kind = classifyOutcome(body.success, body.error_code, tenant.errorCodes);
+  return { status: 202, body: { status: 'accepted', classification: CLASSIFICATION_NAMES[kind], duplicate: true } };
+}
 
 /** `shadow` observes routes and outcomes of tenants in shadow mode (counter increments only). */
 export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null = null): Endpoint[] {
@@ -25,10 +35,11 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
         const rule = matchRule(tenant, body);
         if (!rule) throw errors.noMatch();
         const decision = decide(app.tables, rule, Math.random(), tenant.settings.predictionEnabled);
+        if (body.transaction_id !== undefined) app.decisions.routed(tenant, rule, body.transaction_id, decision, Date.now());
         tenant.counters.routed++;
         app.metrics.counts.routed++;
         if (shadow !== null && tenant.settings.shadowMode) shadow.routed(tenant, Date.now());
-        return { status: 200, body: decision };
+        return { status: 200, body: routeDecisionJson(decision) };
       },
       doc: {
         summary: 'Choose the processor for a payment',
@@ -59,14 +70,17 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
       body: outcomeReport,
       handler: (ctx, body) => {
         const tenant = tenantOf(app, ctx);
+        const txId = body.transaction_id;
+        if (txId !== undefined && app.decisions.isDuplicateOutcome(tenant, txId)) return duplicateOutcome(tenant, body);
         const now = Date.now();
         const recorded = recordReportedOutcome(app.tables, tenant, body, now);
+        if (txId !== undefined) app.decisions.reported(tenant, body, recorded.kind, now);
         tenant.counters.reported++;
         app.metrics.counts.reported++;
         // Before the engine hook: the status and recommendation are those the client faced.
         if (shadow !== null && tenant.settings.shadowMode) shadow.outcome(tenant, recorded, body.processor_id, now);
         app.engine.outcomeRecorded(tenant, recorded, now);
-        return { status: 202, body: { status: 'accepted', classification: CLASSIFICATION_NAMES[recorded.kind] } };
+        return { status: 202, body: OUTCOME_ACCEPTED_JSON[CLASSIFICATION_NAMES[recorded.kind]] };
       },
       doc: {
         summary: 'Report how a payment went',

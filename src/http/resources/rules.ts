@@ -5,6 +5,8 @@ import { errors } from '../../errors.js';
 import { compile, ErrorSchema, ID_PATTERN, MAX_ID_LENGTH } from '../../schemas/common.js';
 import { Deleted, RuleInput, RuleOutput, RulePatch } from '../../schemas/rules.js';
 import { ruleOutput } from '../../rules/rule-service.js';
+import { ID_PAGE_DEFAULT, ID_PAGE_MAX, idPageRequest, nextLink } from '../pagination.js';
+import { jsonArrayChunks } from '../stream-reply.js';
 import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';
 import { rule as ruleExample, ruleInput as ruleInputExample, RULE_ID } from '../../schemas/examples.js';
 
@@ -19,17 +21,38 @@ export function checkPathId(field: string, value: string): string {
   return value;
 }
 
+export function isRuleId(id: string): boolean {
+  return id.length > 0 && id.length <= MAX_ID_LENGTH && idPattern.test(id);
+}
+
+/** The query parameters of id-ordered pages (rules, health). */
+export const PAGE_QUERY = [
+  { name: 'limit', description: `page size, 1-${ID_PAGE_MAX}, default ${ID_PAGE_DEFAULT}`, schema: { type: 'integer', minimum: 1, maximum: ID_PAGE_MAX } },
+  { name: 'after', description: 'continue after this rule_id (exclusive)', schema: { type: 'string' } },
+];
+
 export function ruleEndpoints(app: AppContext): Endpoint[] {
   return [
     endpoint({
       method: 'GET',
       path: '/v1/rules',
       auth: true,
-      handler: (ctx) => ({ status: 200, body: app.rules.list(tenantOf(app, ctx)).map(ruleOutput) }),
+      handler: (ctx) => {
+        const page = idPageRequest(ctx, isRuleId);
+        const rules = app.rules.page(tenantOf(app, ctx), page.limit, page.after);
+        return {
+          status: 200,
+          stream: jsonArrayChunks(rules, (r) => JSON.stringify(ruleOutput(r.record))),
+          headers: nextLink('/v1/rules', page, rules.length, rules[rules.length - 1]?.record.rule_id),
+        };
+      },
       doc: {
         summary: 'List routing rules',
         tag: 'Rules',
         operationId: 'listRules',
+        description:
+          'In `rule_id` order, paginated: `limit` (1-10000, default 1000) and `after` (the `rule_id` of the last rule of the previous page); a full page carries `Link: </v1/rules?limit=…&after=…>; rel="next"`. Follow it until a page comes without one.',
+        query: PAGE_QUERY,
         responses: { 200: jsonBody('the tenant\'s rules', Type.Array(RuleOutput), [ruleExample]) },
       },
     }),

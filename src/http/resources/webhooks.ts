@@ -185,8 +185,15 @@ export function webhookEndpoints(webhooks: WebhookDispatcher, audit: AuditTrail)
       path: '/v1/webhooks/{webhook_id}/deliveries',
       auth: true,
       handler: (ctx) => {
-        const r = webhooks.listDeliveries(tenant(ctx), webhookId(ctx), deliveryQuery(ctx));
-        return { status: 200, body: { deliveries: r.deliveries.map(deliveryOutput), total: r.total } };
+        const q = deliveryQuery(ctx);
+        const id = webhookId(ctx);
+        const r = webhooks.listDeliveries(tenant(ctx), id, q);
+        const last = r.deliveries[r.deliveries.length - 1]?.id;
+        const next =
+          r.deliveries.length === q.limit && last
+            ? { Link: `</v1/webhooks/${encodeURIComponent(id)}/deliveries?limit=${q.limit}${q.status ? `&status=${q.status}` : ''}&before=${encodeURIComponent(last)}>; rel="next"` }
+            : undefined;
+        return { status: 200, body: { deliveries: r.deliveries.map(deliveryOutput), total: r.total }, headers: next };
       },
       doc: {
         summary: "A webhook's deliveries, newest first",

@@ -1,0 +1,60 @@
+/**
+ * CPU accounting from /proc for the HTTP benchmark: a process's CPU time (all its threads),
+ * and the CPU every other process on the machine used meanwhile — the benchmark's test of
+ * whether a run was disturbed. Linux only; elsewhere every reading is null.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+
+const TICK_S = 0.01; // USER_HZ is 100 on every Linux the service targets
+
+/** utime + stime (+ cutime + cstime when `withChildren`) of one process, in seconds; null if gone. */
+export function processCpuS(pid: number, withChildren = false): number | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  // Field 2 (comm) may hold spaces: split after its closing parenthesis.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // f[0] is field 3 (state): utime is field 14 → f[11], stime f[12], cutime f[13], cstime f[14].
+  let ticks = Number(f[11]) + Number(f[12]);
+  if (withChildren) ticks += Number(f[13]) + Number(f[14]);
+  return ticks * TICK_S;
+}
+
+/** CPU seconds of every process, by pid (children they have reaped included). */
+export function allProcessesCpu(): Map<number, number> {
+  const out = new Map<number, number>();
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    const pid = Number(e);
+    if (!Number.isInteger(pid)) continue;
+    const s = processCpuS(pid, true);
+    if (s !== null) out.set(pid, s);
+  }
+  return out;
+}
+
+/** CPU seconds other processes (not in `exclude`) used between two snapshots. */
+export function othersCpuS(before: Map<number, number>, after: Map<number, number>, exclude: ReadonlySet<number>): number {
+  let sum = 0;
+  for (const [pid, s] of after) {
+    if (exclude.has(pid)) continue;
+    sum += s - (before.get(pid) ?? 0); // a process born during the run counts from zero
+  }
+  // A process that ended during the run reappears whole in its parent's reaped-children
+  // time: only what it used after the first snapshot counts.
+  for (const [pid, s] of before) if (!after.has(pid) && !exclude.has(pid)) sum -= s;
+  return Math.max(0, sum);
+}
+
+export function loadAverage1m(): number {
+  return loadavg()[0];
+}

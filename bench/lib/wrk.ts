@@ -1,0 +1,144 @@
+/**
+ * Load generation with wrk (C, one thread): one Node process running autocannon saturates
+ * around 60-67,000 req/s here, below what bare uWS answers, so a benchmark driven by it
+ * measures the generator. wrk runs pinned to its own core (taskset) with a Lua script that
+ * cycles through the given requests and prints its summary as one JSON line; its own CPU is
+ * read from the wrapping shell's reaped-children time, so a saturated generator shows.
+ *
+ * Install: `apt-get install -y wrk` (Debian/Ubuntu), `brew install wrk` (macOS).
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface WrkRequest {
+  method: string;
+  path: string;
+  body: string;
+  headers: Record<string, string>;
+}
+
+export interface WrkResult {
+  requests: number;
+  durationS: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Answers with a status ≥ 400 (wrk counts them as errors.status). */
+  non2xx: number;
+  /** Connect, read, write errors and timeouts. */
+  errors: number;
+  /** CPU seconds wrk used, and the share of its core over the run. */
+  generatorCpuS: number;
+  generatorCore: number;
+  /** pid of the shell that wraps wrk (exclude it from "other processes"). */
+  wrapperPid: number;
+}
+
+function has(cmd: string): boolean {
+  try {
+    execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const HAVE_TASKSET = has('taskset');
+
+export function requireWrk(): void {
+  if (!has('wrk')) {
+    throw new Error('wrk is not installed: `apt-get install -y wrk` (Debian/Ubuntu) or `brew install wrk` (macOS)');
+  }
+}
+
+/** `cmd` prefixed with taskset pinning it to `cpus` (e.g. "1"), when taskset exists. */
+export function pinned(cpus: string | undefined, cmd: string[]): string[] {
+  return cpus !== undefined && HAVE_TASKSET ? ['taskset', '-c', cpus, ...cmd] : cmd;
+}
+
+const luaString = (s: string) => {
+  let eq = '';
+  while (s.includes(`]${eq}]`)) eq += '=';
+  return `[${eq}[${s}]${eq}]`;
+};
+
+function script(requests: readonly WrkRequest[]): string {
+  const entries = requests
+    .map((q) => {
+      const headers = Object.entries({ 'Content-Type': 'application/json', ...q.headers })
+        .map(([k, v]) => `[ ${luaString(k)} ] = ${luaString(v)}`)
+        .join(', ');
+      return `  { ${luaString(q.method)}, ${luaString(q.path)}, { ${headers} }, ${luaString(q.body)} },`;
+    })
+    .join('\n');
+  return `local raw = {\n${entries}\n}
+local reqs = {}
+local i = 0
+init = function(args)
+  for j, q in ipairs(raw) do reqs[j] = wrk.format(q[1], q[2], q[3], q[4]) end
+end
+request = function()
+  i = i + 1
+  if i > #reqs then i = 1 end
+  return reqs[i]
+end
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('WRKJSON {"requests":%d,"duration_us":%d,"p50_us":%d,"p99_us":%d,"status":%d,"other_errors":%d}\\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), e.status,
+    e.connect + e.read + e.write + e.timeout))
+end
+`;
+}
+
+export interface WrkOptions {
+  url: string;
+  requests: readonly WrkRequest[];
+  durationS: number;
+  connections: number;
+  /** taskset CPU list for wrk, e.g. "0". */
+  cpus?: string;
+  /** Called with the wrapper's pid once it runs (for the disturbance accounting). */
+  onStart?(wrapperPid: number): void;
+}
+
+export function runWrk(o: WrkOptions): Promise<WrkResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'prbench-wrk-'));
+  const file = join(dir, 'requests.lua');
+  writeFileSync(file, script(o.requests));
+  const wrk = pinned(o.cpus, ['wrk', '-t1', `-c${o.connections}`, `-d${o.durationS}s`, '--timeout', '10s', '-s', file, o.url]);
+  // The shell's own stat line, read after wrk has been reaped, holds wrk's CPU as cutime/cstime.
+  const quoted = wrk.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  const sh = spawn('sh', ['-c', `${quoted}; echo "SHSTAT $(cat /proc/$$/stat)"`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  o.onStart?.(sh.pid!);
+  let out = '';
+  let err = '';
+  sh.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  sh.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  return new Promise((resolve, reject) => {
+    sh.on('exit', () => {
+      rmSync(dir, { recursive: true, force: true });
+      const json = /WRKJSON (\{.*\})/.exec(out);
+      const stat = /SHSTAT (.*)/.exec(out);
+      if (!json || !stat) return reject(new Error(`wrk failed: ${err || out}`));
+      const w = JSON.parse(json[1]) as { requests: number; duration_us: number; p50_us: number; p99_us: number; status: number; other_errors: number };
+      const f = stat[1].slice(stat[1].lastIndexOf(')') + 2).split(' ');
+      const generatorCpuS = (Number(f[13]) + Number(f[14])) / 100; // cutime + cstime of the shell
+      const durationS = w.duration_us / 1e6;
+      resolve({
+        requests: w.requests,
+        durationS,
+        rps: w.requests / durationS,
+        p50Ms: w.p50_us / 1000,
+        p99Ms: w.p99_us / 1000,
+        non2xx: w.status,
+        errors: w.other_errors,
+        generatorCpuS,
+        generatorCore: generatorCpuS / durationS,
+        wrapperPid: sh.pid!,
+      });
+    });
+  });
+}

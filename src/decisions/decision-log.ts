@@ -1,0 +1,266 @@
+/**
+ * Per-payment decision lookup (`GET /v1/decisions/{transaction_id}`).
+ *
+ *   route / outcome with transaction_id ──► RouteRing / OutcomeRing (preallocated, front thread)
+ *   every FLUSH_EVERY_MS ──► one store transaction: decisions, outcomes, time index (LMDB)
+ *   every PRUNE_EVERY_MS ──► records older than DECISION_RETENTION_MS removed
+ *
+ * The request paths only store references into the rings (plus, for outcomes, one Set lookup
+ * and insert for duplicate detection). A lookup flushes first, so a decision is visible as
+ * soon as its route has been answered.
+ */
+import { log } from '../log.js';
+import { CLASSIFICATION_NAMES } from '../routing/outcome.js';
+import type { RouteDecision } from '../routing/decide.js';
+import type { OutcomeReport } from '../schemas/routing.js';
+import { DECISION_SOURCE_NAMES, PF_STATUS, PROC_F64_STRIDE, PROCS_PER_RULE, RULE_MASK, RULE_SHIFT, STATUS_NAMES, type StatusName } from '../shared/layout.js';
+import type { SharedTables } from '../shared/tables.js';
+import type { Collection, Store } from '../store/store.js';
+import type { TenantRegistry } from '../tenants/registry.js';
+import type { LiveRule, Tenant } from '../tenants/tenant.js';
+import { OutcomeDedup } from './outcome-dedup.js';
+import { OutcomeRing, RouteRing } from './decision-ring.js';
+
+export const DECISION_RETENTION_MS = 24 * 3600 * 1000;
+export const RING_CAPACITY = 65_536;
+export const DEDUP_CAPACITY = 262_144;
+export const FLUSH_EVERY_MS = 200;
+export const PRUNE_EVERY_MS = 60_000;
+const PRUNE_BATCH = 20_000;
+
+/**
+ * Stored compactly (an array packs and unpacks much faster than an object with named fields,
+ * and dates are formatted only when read): [rule_id, primary_id, secondary_id, picked
+ * (0 primary, 1 secondary), weight, source code, failure probability (null), primary status,
+ * secondary status, at_ms].
+ */
+export type StoredDecision = [string, string, string, number, number, number, number | null, number, number, number];
+/** [rule_id, processor_id, success (0/1), latency_ms, error_code, classification code, at_ms]. */
+export type StoredOutcome = [string, string, number, number, string | null, number, number];
+
+export interface DecisionView {
+  rule_id: string;
+  processor_id: string;
+  fallback_processor_id: string;
+  weight: number;
+  decision_source: string;
+  failure_probability: number | null;
+  processors: { processor_id: string; status: StatusName }[];
+  decided_at: string;
+}
+
+export interface OutcomeView {
+  rule_id: string;
+  processor_id: string;
+  success: boolean;
+  latency_ms: number;
+  error_code: string | null;
+  classification: string;
+  reported_at: string;
+}
+
+export interface DecisionLogOptions {
+  store: Store;
+  tables: SharedTables;
+  tenants: TenantRegistry;
+  now?: () => number;
+  retentionMs?: number;
+  ringCapacity?: number;
+  dedupCapacity?: number;
+}
+
+export class DecisionLog {
+  private readonly decisions: Collection<StoredDecision>;
+  private readonly outcomes: Collection<StoredOutcome>;
+  /** id `<at_ms, 15 digits>-<seq>` → transaction id: the time order retention walks. */
+  private readonly times: Collection<string>;
+  /** The rings the request paths write into, and the pair being written out (swapped at each flush). */
+  private routes: RouteRing;
+  private reports: OutcomeRing;
+  private flushingRoutes: RouteRing;
+  private flushingReports: OutcomeRing;
+  private readonly dedup: OutcomeDedup;
+  private readonly now: () => number;
+  private readonly retentionMs: number;
+  private flushing: Promise<void> | null = null;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private lastPruneMs = 0;
+  private seq = 0;
+  private writeFailing = false;
+  /** Entries that could not be kept (ring full, or the store refused the batch). */
+  lost = 0;
+
+  constructor(private readonly o: DecisionLogOptions) {
+    this.decisions = o.store.collection<StoredDecision>('decisions');
+    this.outcomes = o.store.collection<StoredOutcome>('decision_outcomes');
+    this.times = o.store.collection<string>('decision_times');
+    this.routes = new RouteRing(o.ringCapacity ?? RING_CAPACITY);
+    this.reports = new OutcomeRing(o.ringCapacity ?? RING_CAPACITY);
+    this.flushingRoutes = new RouteRing(o.ringCapacity ?? RING_CAPACITY);
+    this.flushingReports = new OutcomeRing(o.ringCapacity ?? RING_CAPACITY);
+    this.dedup = new OutcomeDedup(o.dedupCapacity ?? DEDUP_CAPACITY);
+    this.now = o.now ?? Date.now;
+    this.retentionMs = o.retentionMs ?? DECISION_RETENTION_MS;
+  }
+
+  /** Starts the flush timer. */
+  start(): void {
+    this.timer = setInterval(() => void this.flush(), FLUSH_EVERY_MS);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+  }
+
+  // ── request paths (front thread, synchronous, no allocation beyond the Set entry) ────
+  routed(tenant: Tenant, rule: LiveRule, txId: string, d: RouteDecision, nowMs: number): void {
+    const procF64 = this.o.tables.ruleSegs[rule.slot >> RULE_SHIFT].procF64;
+    const row = (rule.slot & RULE_MASK) * PROCS_PER_RULE * PROC_F64_STRIDE;
+    if (!this.routes.push(tenant, rule, txId, d, procF64[row + PF_STATUS], procF64[row + PROC_F64_STRIDE + PF_STATUS], nowMs)) this.lost++;
+  }
+
+  /** True when an outcome with this transaction id was already reported (it is not counted again). */
+  isDuplicateOutcome(tenant: Tenant, txId: string): boolean {
+    return this.dedup.has(tenant, txId);
+  }
+
+  reported(tenant: Tenant, report: OutcomeReport, kind: number, nowMs: number): void {
+    this.dedup.add(tenant, report.transaction_id!);
+    if (!this.reports.push(tenant, report, kind, nowMs)) this.lost++;
+  }
+
+  // ── off the request path ─────────────────────────────────────────────────────────────
+  /** The decision and outcome of a transaction, after writing out what is still in the rings. */
+  async lookup(tenant: Tenant, txId: string): Promise<{ decision: DecisionView | undefined; outcome: OutcomeView | undefined }> {
+    await this.flush();
+    const d = this.decisions.get(tenant.id, txId);
+    const o = this.outcomes.get(tenant.id, txId);
+    return { decision: d === undefined ? undefined : decisionView(d), outcome: o === undefined ? undefined : outcomeView(o) };
+  }
+
+  /** Writes the rings out in one transaction; concurrent callers share the write in progress, then write what came after. */
+  async flush(): Promise<void> {
+    while (this.flushing !== null) await this.flushing;
+    if (this.routes.length === 0 && this.reports.length === 0) return this.maybePrune();
+    const p = this.writeOut().finally(() => (this.flushing = null));
+    this.flushing = p;
+    await p;
+  }
+
+  private async writeOut(): Promise<void> {
+    // Swap: requests keep writing into the emptied pair while this one is written out.
+    const r = this.routes;
+    const q = this.reports;
+    this.routes = this.flushingRoutes;
+    this.reports = this.flushingReports;
+    this.flushingRoutes = r;
+    this.flushingReports = q;
+    const n = r.length + q.length;
+    try {
+      await this.o.store.atomic((b) => {
+        for (let i = 0; i < r.length; i++) {
+          const rec = r.rules[i]!.record;
+          const tenantId = r.tenants[i]!.id;
+          const atMs = r.atMs[i];
+          const fp = r.failProb[i];
+          const stored: StoredDecision = [
+            rec.rule_id, rec.primary_id, rec.secondary_id, r.pickedSecondary[i], r.weight[i], r.source[i],
+            Number.isNaN(fp) ? null : fp, r.statusPrimary[i], r.statusSecondary[i], atMs,
+          ];
+          b.put(this.decisions, tenantId, r.txIds[i]!, stored);
+          b.put(this.times, tenantId, this.timeKey(atMs), r.txIds[i]!);
+        }
+        for (let i = 0; i < q.length; i++) {
+          const tenantId = q.tenants[i]!.id;
+          const txId = q.txIds[i]!;
+          // The first report is the outcome (a repeat from before a restart is not in memory).
+          if (this.outcomes.get(tenantId, txId) !== undefined) continue;
+          const atMs = q.atMs[i];
+          b.put(this.outcomes, tenantId, txId, [q.ruleIds[i]!, q.processorIds[i]!, q.success[i], q.latencyMs[i], q.errorCodes[i] ?? null, q.kinds[i], atMs]);
+          b.put(this.times, tenantId, this.timeKey(atMs), txId);
+        }
+      });
+      this.writeFailing = false;
+    } catch (e) {
+      this.lost += n;
+      if (!this.writeFailing) log.error('decision records not stored', { err: String(e), records: n });
+      this.writeFailing = true;
+    } finally {
+      r.clear();
+      q.clear();
+    }
+    await this.maybePrune();
+  }
+
+  private timeKey(atMs: number): string {
+    this.seq = (this.seq + 1) % 1_000_000;
+    return `${String(Math.floor(atMs)).padStart(15, '0')}-${this.seq}`;
+  }
+
+  private async maybePrune(): Promise<void> {
+    const nowMs = this.now();
+    if (nowMs - this.lastPruneMs < PRUNE_EVERY_MS) return;
+    this.lastPruneMs = nowMs;
+    await this.prune(nowMs);
+  }
+
+  /** Removes what is older than the retention (at most PRUNE_BATCH entries per tenant per run). */
+  async prune(nowMs: number = this.now()): Promise<number> {
+    const cutoff = nowMs - this.retentionMs;
+    let removed = 0;
+    for (const t of this.o.tenants.all()) {
+      const old: { key: string; txId: string }[] = [];
+      for (const { id, value } of this.times.list(t.id)) {
+        if (Number(id.slice(0, 15)) > cutoff || old.length >= PRUNE_BATCH) break;
+        old.push({ key: id, txId: value });
+      }
+      if (old.length === 0) continue;
+      try {
+        await this.o.store.atomic((b) => {
+          for (const { key, txId } of old) {
+            b.remove(this.times, t.id, key);
+            const d = this.decisions.get(t.id, txId);
+            if (d !== undefined && d[9] <= cutoff) b.remove(this.decisions, t.id, txId);
+            const o = this.outcomes.get(t.id, txId);
+            if (o !== undefined && o[6] <= cutoff) b.remove(this.outcomes, t.id, txId);
+          }
+        });
+        removed += old.length;
+      } catch (e) {
+        log.error('decision pruning failed', { tenant: t.id, err: String(e) });
+      }
+    }
+    return removed;
+  }
+}
+
+function decisionView(d: StoredDecision): DecisionView {
+  const [ruleId, primaryId, secondaryId, picked, weight, source, fp, statusP, statusS, atMs] = d;
+  const processors = [{ processor_id: primaryId, status: STATUS_NAMES[statusP] ?? 'healthy' }];
+  if (secondaryId !== primaryId) processors.push({ processor_id: secondaryId, status: STATUS_NAMES[statusS] ?? 'healthy' });
+  return {
+    rule_id: ruleId,
+    processor_id: picked === 0 ? primaryId : secondaryId,
+    fallback_processor_id: picked === 0 ? secondaryId : primaryId,
+    weight,
+    decision_source: DECISION_SOURCE_NAMES[source] ?? 'rules',
+    failure_probability: fp,
+    processors,
+    decided_at: new Date(atMs).toISOString(),
+  };
+}
+
+function outcomeView(o: StoredOutcome): OutcomeView {
+  const [ruleId, processorId, success, latencyMs, errorCode, kind, atMs] = o;
+  return {
+    rule_id: ruleId,
+    processor_id: processorId,
+    success: success === 1,
+    latency_ms: latencyMs,
+    error_code: errorCode,
+    classification: CLASSIFICATION_NAMES[kind] ?? 'technical_error',
+    reported_at: new Date(atMs).toISOString(),
+  };
+}

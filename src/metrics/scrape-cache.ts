@@ -1,0 +1,93 @@
+/**
+ * What a /metrics/ scrape costs the route path, bounded. With 20,000 active rules one
+ * rendering is ~12 MB and ~0.16 s of front-thread work; ten scrapers at once made a route
+ * wait 1.65 s. So:
+ * - renderings start at most once per MAX_AGE_MS, and every scrape that arrives meanwhile
+ *   waits for the next one and shares it (never an older text: a scrape always sees state
+ *   from after it arrived; a storm of scrapers is answered once a second);
+ * - the rendering runs in slices (PROCESSORS_PER_CHUNK processors each) with the event loop
+ *   free between them, so a route waits at most one slice, not a whole rendering;
+ * - the cached text is kept as bytes, plain and gzip-compressed (Prometheus asks for gzip;
+ *   ~10× fewer bytes to push through the front thread), and sent in chunks with
+ *   back-pressure (stream-reply.ts), so a slow scraper costs no copy of it.
+ * A scraper waits at most MAX_AGE_MS plus one rendering, well under any scrape timeout.
+ */
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { gzip as gzipCb } from 'node:zlib';
+
+const gzip = promisify(gzipCb);
+
+/** One rendering, kept as bytes: plain and gzip-compressed (compressed on libuv's thread pool, off the loop). */
+export interface Scrape {
+  plain: Buffer;
+  gzip: Buffer;
+}
+
+export const MAX_AGE_MS = 1000;
+/** Size of the pieces a cached text is sent in. */
+export const SEND_CHUNK = 64 * 1024;
+
+export class ScrapeCache {
+  /** The rendering under way, if any. */
+  private running: Promise<Scrape> | null = null;
+  /** The next rendering, promised to the scrapes that arrived since `running` started. */
+  private queued: Promise<Scrape> | null = null;
+  private lastStart = -Infinity;
+  /** Renderings done (for tests and the benchmark). */
+  renders = 0;
+
+  constructor(
+    /** Produces the text in pieces; the event loop runs between two pieces. */
+    private readonly render: () => Iterable<string | Promise<string>>,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * The text of a rendering that starts after this call (so never older than the request),
+   * shared with every other scrape waiting for it; renderings start at most once per
+   * MAX_AGE_MS. A scrape arriving within a second of the last rendering waits for the next.
+   */
+  get(): Promise<Scrape> {
+    if (this.queued === null) this.queued = this.next();
+    return this.queued;
+  }
+
+  private async next(): Promise<Scrape> {
+    await Promise.resolve(); // let get() store this promise before anything below runs
+    if (this.running !== null) await this.running.catch(() => undefined);
+    const wait = this.lastStart + MAX_AGE_MS - this.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    this.queued = null; // scrapes from now on wait for the rendering after this one
+    this.lastStart = this.now();
+    const run = this.renderSliced();
+    this.running = run;
+    try {
+      return await run;
+    } finally {
+      if (this.running === run) this.running = null;
+    }
+  }
+
+  private async renderSliced(): Promise<Scrape> {
+    const parts: string[] = [];
+    for (const piece of this.render()) {
+      parts.push(await piece);
+      await nextTurn();
+    }
+    const plain = Buffer.from(parts.join(''), 'utf8');
+    const scrape = { plain, gzip: await gzip(plain, { level: 4 }) };
+    this.renders++;
+    return scrape;
+  }
+}
+
+/** Cached bytes as an iterator of SEND_CHUNK pieces (views of the same memory, no copy). */
+export function* bufferChunks(buf: Buffer): Generator<Buffer> {
+  for (let i = 0; i < buf.length; i += SEND_CHUNK) yield buf.subarray(i, i + SEND_CHUNK);
+}
+
+/** Whether an Accept-Encoding header value accepts gzip (q=0 refuses it). */
+export function acceptsGzip(acceptEncoding: string): boolean {
+  return /(^|,)\s*(gzip|\*)\s*(;\s*q=(0?\.\d*[1-9]\d*|1(\.0*)?))?\s*(,|$)/i.test(acceptEncoding);
+}

@@ -1,0 +1,38 @@
+/**
+ * `npm start -- --help` (node dist/src/main.js --help): what the service reads from the
+ * environment. The README's Configuration table says the same at length; a test checks that
+ * every variable config.ts reads is listed here.
+ */
+const VARIABLES: [name: string, def: string, meaning: string][] = [
+  ['PORT', '8000', 'HTTP port (0 picks a free one)'],
+  ['HOST', '0.0.0.0', 'listen address'],
+  ['SERVICE_DATA_DIR', './data', 'LMDB directory (created if missing)'],
+  ['SERVICE_API_KEYS', 'unset', 'key[:tenant[:admin]],...; unset = development mode (no key, tenant "default")'],
+  ['SERVICE_TIER', '3', 'start-up tier (1, 2 or 3) for tenants without a stored configuration'],
+  ['SERVICE_SHADOW_MODE', 'false', 'start-up shadow mode for tenants without a stored configuration'],
+  ['SERVICE_CORS_ORIGINS', 'unset', 'comma-separated allowed origins, or *'],
+  ['SERVICE_EVAL_INTERVAL_MS', '5000', 'health evaluation cycle, 100-600000'],
+  ['SERVICE_WEBHOOK_ALLOW_PRIVATE', 'false', 'allow webhook URLs on loopback/private addresses'],
+  ['SERVICE_WEBHOOK_TIMEOUT_MS', '10000', 'per-attempt webhook timeout'],
+  ['SERVICE_WEBHOOK_BACKOFF_MS', '1000,2000,4000', 'waits between webhook attempts'],
+  ['SERVICE_MAX_BODY_BYTES', '65536', 'request body limit (413 beyond it)'],
+  ['SERVICE_RATE_LIMIT_RPS', '10000', 'requests per second per API key, 0 = off (429 beyond it)'],
+  ['SERVICE_REQUEST_TIMEOUT_MS', '10000', 'slow body -> 408, slow handler -> 503'],
+  ['SERVICE_LOG_LEVEL', 'info', 'debug, info, warn or error (JSON lines on stdout)'],
+];
+
+export function usageText(): string {
+  const w = Math.max(...VARIABLES.map(([n]) => n.length)) + 2;
+  return [
+    'Usage: npm start            (or: node dist/src/main.js)',
+    '',
+    'The payment routing engine: HTTP API on PORT, embedded LMDB store in SERVICE_DATA_DIR.',
+    'Configured by environment variables only (an invalid value stops the start, naming it):',
+    '',
+    ...VARIABLES.map(([n, d, m]) => `  ${n.padEnd(w)}${m} (default ${d})`),
+    '',
+    'Endpoints: GET / (liveness), GET /ready (readiness), GET /metrics, GET /docs (API reference).',
+    'SIGTERM or SIGINT: stop taking requests, answer those in flight, flush the store, exit 0.',
+    'Example: SERVICE_API_KEYS=sk_test_acme:acme npm start',
+  ].join('\n');
+}

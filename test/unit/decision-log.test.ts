@@ -1,0 +1,71 @@
+/** DecisionLog: bounded rings, duplicate memory, retention on an injected clock. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DecisionLog } from '../../src/decisions/decision-log.js';
+import { OutcomeDedup } from '../../src/decisions/outcome-dedup.js';
+import type { RouteDecision } from '../../src/routing/decide.js';
+import { SharedTables } from '../../src/shared/tables.js';
+import { LmdbStore } from '../../src/store/lmdb-store.js';
+import { TenantRegistry } from '../../src/tenants/registry.js';
+import type { LiveRule } from '../../src/tenants/tenant.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'declog-'));
+const store = new LmdbStore(dir);
+afterAll(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function setup(ringCapacity = 1024) {
+  let now = Date.parse('2026-03-01T00:00:00Z');
+  const tables = new SharedTables();
+  const tenants = new TenantRegistry(['t'], { predictionEnabled: false, banditEnabled: false, shadowMode: false });
+  const t = tenants.get('t');
+  const record = { rule_id: 'r', attributes: ['*', '*', '*', '*', '*', '*'], primary_id: 'p', primary_name: 'p', secondary_id: 's', secondary_name: 's', primary_weight: 0.9, created_at: '' };
+  const rule: LiveRule = { record, slot: tables.allocRule(0.9, false), runStartedAt: [0, 0], override: null };
+  const log = new DecisionLog({ store, tables, tenants, now: () => now, ringCapacity });
+  const decision = (): RouteDecision => ({ processor_id: 'p', weight: 0.9, fallback_processor_id: 's', decision_source: 'rules', failure_probability: null, rule_id: 'r' });
+  return { log, t, rule, decision, advance: (ms: number) => (now += ms), now: () => now };
+}
+
+describe('DecisionLog', () => {
+  it('keeps decisions for the retention period and no longer', async () => {
+    const { log, t, rule, decision, advance, now } = setup();
+    log.routed(t, rule, 'old_tx', decision(), now());
+    await log.flush();
+    advance(23 * 3600_000);
+    log.routed(t, rule, 'new_tx', decision(), now());
+    await log.flush();
+    expect((await log.lookup(t, 'old_tx')).decision?.processor_id).toBe('p');
+    advance(1 * 3600_000 + 1);
+    expect(await log.prune()).toBe(1);
+    expect((await log.lookup(t, 'old_tx')).decision).toBeUndefined();
+    expect((await log.lookup(t, 'new_tx')).decision).toBeDefined();
+  });
+
+  it('never blocks or grows past its ring: a full ring drops and counts', async () => {
+    const { log, t, rule, decision, now } = setup(4);
+    for (let i = 0; i < 6; i++) log.routed(t, rule, `tx_${i}`, decision(), now());
+    expect(log.lost).toBe(2);
+    await log.flush();
+    expect((await log.lookup(t, 'tx_3')).decision).toBeDefined();
+    expect((await log.lookup(t, 'tx_5')).decision).toBeUndefined();
+  });
+
+  it('remembers the last N outcome ids across tenants, forgetting the oldest', () => {
+    const tenants = new TenantRegistry(['a', 'b'], { predictionEnabled: false, banditEnabled: false, shadowMode: false });
+    const a = tenants.get('a');
+    const b = tenants.get('b');
+    const d = new OutcomeDedup(3);
+    d.add(a, 'x');
+    d.add(b, 'x');
+    d.add(a, 'y');
+    expect(d.has(a, 'x') && d.has(b, 'x') && d.has(a, 'y')).toBe(true);
+    expect(d.has(b, 'y')).toBe(false);
+    d.add(a, 'z');
+    expect(d.has(a, 'x')).toBe(false);
+    expect(d.size()).toBe(3);
+  });
+});
