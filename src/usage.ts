@@ -16,8 +16,10 @@ const VARIABLES: [name: string, def: string, meaning: string][] = [
   ['SERVICE_WEBHOOK_TIMEOUT_MS', '10000', 'per-attempt webhook timeout'],
   ['SERVICE_WEBHOOK_BACKOFF_MS', '1000,2000,4000', 'waits between webhook attempts'],
   ['SERVICE_MAX_BODY_BYTES', '65536', 'request body limit (413 beyond it)'],
-  ['SERVICE_RATE_LIMIT_RPS', '10000', 'requests per second per API key, 0 = off (429 beyond it)'],
+  ['SERVICE_RATE_LIMIT_RPS', '0 (off)', 'opt-in requests per second per tenant (429 beyond it); per-tenant override in /v1/config/tiers'],
   ['SERVICE_REQUEST_TIMEOUT_MS', '10000', 'slow body -> 408, slow handler -> 503'],
+  ['SERVICE_METRICS_TOKEN', 'unset', 'when set (16+ characters), /metrics needs Authorization: Bearer <token>'],
+  ['SERVICE_STORE_START_FRESH', 'false', 'start with an empty store when the stored one is damaged (its files are renamed, never deleted)'],
   ['SERVICE_LOG_LEVEL', 'info', 'debug, info, warn or error (JSON lines on stdout)'],
 ];
 

@@ -2,8 +2,12 @@
  * Per-payment decision lookup (`GET /v1/decisions/{transaction_id}`).
  *
  *   route / outcome with transaction_id ──► RouteRing / OutcomeRing (preallocated, front thread)
- *   every FLUSH_EVERY_MS ──► one store transaction: decisions, outcomes, time index (LMDB)
- *   every PRUNE_EVERY_MS ──► records older than DECISION_RETENTION_MS removed
+ *   every FLUSH_EVERY_MS ──► one store transaction, one write per record (LMDB)
+ *
+ * Retention without a per-record time index (which would double the writes): records go to
+ * one of GENERATIONS collections by period (PERIOD_MS); when a new period starts, the
+ * generation it reuses — holding the period GENERATIONS before — is cleared in one step. So a
+ * record is kept at least (GENERATIONS − 1) × PERIOD_MS = 24 h and at most 36 h.
  *
  * The request paths only store references into the rings (plus, for outcomes, one Set lookup
  * and insert for duplicate detection). A lookup flushes first, so a decision is visible as
@@ -21,12 +25,13 @@ import type { LiveRule, Tenant } from '../tenants/tenant.js';
 import { OutcomeDedup } from './outcome-dedup.js';
 import { OutcomeRing, RouteRing } from './decision-ring.js';
 
-export const DECISION_RETENTION_MS = 24 * 3600 * 1000;
+export const PERIOD_MS = 12 * 3600 * 1000;
+export const GENERATIONS = 3;
+/** The guaranteed retention; records may stay up to one period longer. */
+export const DECISION_RETENTION_MS = (GENERATIONS - 1) * PERIOD_MS;
 export const RING_CAPACITY = 65_536;
 export const DEDUP_CAPACITY = 262_144;
 export const FLUSH_EVERY_MS = 200;
-export const PRUNE_EVERY_MS = 60_000;
-const PRUNE_BATCH = 20_000;
 
 /**
  * Stored compactly (an array packs and unpacks much faster than an object with named fields,
@@ -64,16 +69,17 @@ export interface DecisionLogOptions {
   tables: SharedTables;
   tenants: TenantRegistry;
   now?: () => number;
-  retentionMs?: number;
   ringCapacity?: number;
   dedupCapacity?: number;
 }
 
 export class DecisionLog {
-  private readonly decisions: Collection<StoredDecision>;
-  private readonly outcomes: Collection<StoredOutcome>;
-  /** id `<at_ms, 15 digits>-<seq>` → transaction id: the time order retention walks. */
-  private readonly times: Collection<string>;
+  /** Generation g holds the records of a period p with p % GENERATIONS === g. */
+  private readonly decisions: Collection<StoredDecision>[] = [];
+  private readonly outcomes: Collection<StoredOutcome>[] = [];
+  /** Which period each generation holds (tenant `_`, id `g<k>`), so a restart knows. */
+  private readonly periods: Collection<number>;
+  private readonly periodOf: number[] = [];
   /** The rings the request paths write into, and the pair being written out (swapped at each flush). */
   private routes: RouteRing;
   private reports: OutcomeRing;
@@ -81,26 +87,25 @@ export class DecisionLog {
   private flushingReports: OutcomeRing;
   private readonly dedup: OutcomeDedup;
   private readonly now: () => number;
-  private readonly retentionMs: number;
   private flushing: Promise<void> | null = null;
   private timer: ReturnType<typeof setInterval> | undefined;
-  private lastPruneMs = 0;
-  private seq = 0;
   private writeFailing = false;
   /** Entries that could not be kept (ring full, or the store refused the batch). */
   lost = 0;
 
   constructor(private readonly o: DecisionLogOptions) {
-    this.decisions = o.store.collection<StoredDecision>('decisions');
-    this.outcomes = o.store.collection<StoredOutcome>('decision_outcomes');
-    this.times = o.store.collection<string>('decision_times');
+    for (let g = 0; g < GENERATIONS; g++) {
+      this.decisions.push(o.store.collection<StoredDecision>(`decisions_${g}`));
+      this.outcomes.push(o.store.collection<StoredOutcome>(`decision_outcomes_${g}`));
+    }
+    this.periods = o.store.collection<number>('decision_periods');
+    for (let g = 0; g < GENERATIONS; g++) this.periodOf.push(this.periods.get('_', `g${g}`) ?? -1);
     this.routes = new RouteRing(o.ringCapacity ?? RING_CAPACITY);
     this.reports = new OutcomeRing(o.ringCapacity ?? RING_CAPACITY);
     this.flushingRoutes = new RouteRing(o.ringCapacity ?? RING_CAPACITY);
     this.flushingReports = new OutcomeRing(o.ringCapacity ?? RING_CAPACITY);
     this.dedup = new OutcomeDedup(o.dedupCapacity ?? DEDUP_CAPACITY);
     this.now = o.now ?? Date.now;
-    this.retentionMs = o.retentionMs ?? DECISION_RETENTION_MS;
   }
 
   /** Starts the flush timer. */
@@ -135,15 +140,19 @@ export class DecisionLog {
   /** The decision and outcome of a transaction, after writing out what is still in the rings. */
   async lookup(tenant: Tenant, txId: string): Promise<{ decision: DecisionView | undefined; outcome: OutcomeView | undefined }> {
     await this.flush();
-    const d = this.decisions.get(tenant.id, txId);
-    const o = this.outcomes.get(tenant.id, txId);
+    // Newest period first for the decision (a repeated route replaces it), oldest first for the outcome (the first report counts).
+    const live = this.liveGenerations();
+    let d: StoredDecision | undefined;
+    for (let i = live.length - 1; i >= 0 && d === undefined; i--) d = this.decisions[live[i]].get(tenant.id, txId);
+    let o: StoredOutcome | undefined;
+    for (let i = 0; i < live.length && o === undefined; i++) o = this.outcomes[live[i]].get(tenant.id, txId);
     return { decision: d === undefined ? undefined : decisionView(d), outcome: o === undefined ? undefined : outcomeView(o) };
   }
 
   /** Writes the rings out in one transaction; concurrent callers share the write in progress, then write what came after. */
   async flush(): Promise<void> {
     while (this.flushing !== null) await this.flushing;
-    if (this.routes.length === 0 && this.reports.length === 0) return this.maybePrune();
+    if (this.routes.length === 0 && this.reports.length === 0) return;
     const p = this.writeOut().finally(() => (this.flushing = null));
     this.flushing = p;
     await p;
@@ -159,6 +168,11 @@ export class DecisionLog {
     this.flushingReports = q;
     const n = r.length + q.length;
     try {
+      // A flush covers 200 ms: its records fall in the current period (a boundary crossed
+      // within it puts the few earlier ones in the new period too, which only keeps them longer).
+      const g = await this.generationFor(this.now());
+      const decisions = this.decisions[g];
+      const outcomes = this.outcomes[g];
       await this.o.store.atomic((b) => {
         for (let i = 0; i < r.length; i++) {
           const rec = r.rules[i]!.record;
@@ -169,17 +183,14 @@ export class DecisionLog {
             rec.rule_id, rec.primary_id, rec.secondary_id, r.pickedSecondary[i], r.weight[i], r.source[i],
             Number.isNaN(fp) ? null : fp, r.statusPrimary[i], r.statusSecondary[i], atMs,
           ];
-          b.put(this.decisions, tenantId, r.txIds[i]!, stored);
-          b.put(this.times, tenantId, this.timeKey(atMs), r.txIds[i]!);
+          b.put(decisions, tenantId, r.txIds[i]!, stored);
         }
         for (let i = 0; i < q.length; i++) {
           const tenantId = q.tenants[i]!.id;
           const txId = q.txIds[i]!;
           // The first report is the outcome (a repeat from before a restart is not in memory).
-          if (this.outcomes.get(tenantId, txId) !== undefined) continue;
-          const atMs = q.atMs[i];
-          b.put(this.outcomes, tenantId, txId, [q.ruleIds[i]!, q.processorIds[i]!, q.success[i], q.latencyMs[i], q.errorCodes[i] ?? null, q.kinds[i], atMs]);
-          b.put(this.times, tenantId, this.timeKey(atMs), txId);
+          if (outcomes.get(tenantId, txId) !== undefined) continue;
+          b.put(outcomes, tenantId, txId, [q.ruleIds[i]!, q.processorIds[i]!, q.success[i], q.latencyMs[i], q.errorCodes[i] ?? null, q.kinds[i], q.atMs[i]]);
         }
       });
       this.writeFailing = false;
@@ -191,48 +202,30 @@ export class DecisionLog {
       r.clear();
       q.clear();
     }
-    await this.maybePrune();
   }
 
-  private timeKey(atMs: number): string {
-    this.seq = (this.seq + 1) % 1_000_000;
-    return `${String(Math.floor(atMs)).padStart(15, '0')}-${this.seq}`;
-  }
-
-  private async maybePrune(): Promise<void> {
-    const nowMs = this.now();
-    if (nowMs - this.lastPruneMs < PRUNE_EVERY_MS) return;
-    this.lastPruneMs = nowMs;
-    await this.prune(nowMs);
-  }
-
-  /** Removes what is older than the retention (at most PRUNE_BATCH entries per tenant per run). */
-  async prune(nowMs: number = this.now()): Promise<number> {
-    const cutoff = nowMs - this.retentionMs;
-    let removed = 0;
-    for (const t of this.o.tenants.all()) {
-      const old: { key: string; txId: string }[] = [];
-      for (const { id, value } of this.times.list(t.id)) {
-        if (Number(id.slice(0, 15)) > cutoff || old.length >= PRUNE_BATCH) break;
-        old.push({ key: id, txId: value });
-      }
-      if (old.length === 0) continue;
-      try {
-        await this.o.store.atomic((b) => {
-          for (const { key, txId } of old) {
-            b.remove(this.times, t.id, key);
-            const d = this.decisions.get(t.id, txId);
-            if (d !== undefined && d[9] <= cutoff) b.remove(this.decisions, t.id, txId);
-            const o = this.outcomes.get(t.id, txId);
-            if (o !== undefined && o[6] <= cutoff) b.remove(this.outcomes, t.id, txId);
-          }
-        });
-        removed += old.length;
-      } catch (e) {
-        log.error('decision pruning failed', { tenant: t.id, err: String(e) });
-      }
+  /** The generation of the period of `nowMs`, cleared first when it still holds an older period. */
+  private async generationFor(nowMs: number): Promise<number> {
+    const p = Math.floor(nowMs / PERIOD_MS);
+    const g = p % GENERATIONS;
+    if (this.periodOf[g] !== p) {
+      await this.decisions[g].clear();
+      await this.outcomes[g].clear();
+      await this.periods.put('_', `g${g}`, p);
+      this.periodOf[g] = p;
     }
-    return removed;
+    return g;
+  }
+
+  /** Generations holding a period within retention, oldest first. */
+  private liveGenerations(): number[] {
+    const p = Math.floor(this.now() / PERIOD_MS);
+    const out: number[] = [];
+    for (let k = GENERATIONS - 1; k >= 0; k--) {
+      const g = (p - k) % GENERATIONS;
+      if (this.periodOf[g] === p - k) out.push(g);
+    }
+    return out;
   }
 }
 

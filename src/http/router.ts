@@ -13,6 +13,7 @@ import { CorsPolicy } from './cors.js';
 import type { Ctx, Endpoint, Method, Reply } from './endpoint.js';
 import { enterUwsCallback, leaveUwsCallback, send, type ResponseState } from './reply.js';
 import { sendStream } from './stream-reply.js';
+import { conflictingContentLength } from './content-length.js';
 import type { RateLimiter } from './rate-limit.js';
 import { loneSurrogatePath, mayHoldLoneSurrogate } from './unicode.js';
 
@@ -183,6 +184,13 @@ export class Router {
     }
     // An oversized body is read and discarded up to DISCARD_CAP_BYTES, then answered 413 and
     // the connection closed (see body.ts); one declared larger than that is refused at once.
+    if (conflictingContentLength(req)) {
+      // Closed at once, without an answer: see content-length.ts for why no 400 can be sent.
+      state.done = true;
+      res.close();
+      this.done(state, method, template, 400, t0);
+      return;
+    }
     const declared = Number(req.getHeader('content-length') || '0');
     if (declared > DISCARD_CAP_BYTES) {
       this.fail(res, state, method, template, errors.tooLarge(this.opts.maxBodyBytes), t0, true);

@@ -14,7 +14,7 @@ export class Metrics {
   readonly counts = { routed: 0, reported: 0 };
   /** `tenant_id` is set for tenants other than `default` (rule ids are only unique per tenant). */
   readonly failovers: Counter<'rule_id' | 'from_processor' | 'to_processor' | 'tenant_id'>;
-  /** Webhook delivery attempts: outcome delivered | failed (all attempts failed) | retried. */
+  /** Webhook delivery attempts: outcome delivered | failed (all attempts failed) | retried | dropped (over the pending cap). */
   readonly webhookDeliveries: Counter<'event_type' | 'outcome'>;
   /** One observation per evaluation cycle (every SERVICE_EVAL_INTERVAL_MS), not per request. */
   readonly engineCycleSeconds: Histogram;
@@ -36,7 +36,7 @@ export class Metrics {
     });
     this.webhookDeliveries = new Counter({
       name: 'service_webhook_deliveries_total',
-      help: 'webhook delivery attempts by outcome: delivered, failed (all attempts failed), retried (a failed attempt with another to come)',
+      help: 'webhook delivery attempts by outcome: delivered, failed (all attempts failed), retried (a failed attempt with another to come), dropped (pending beyond the per-webhook cap of 1,000)',
       labelNames: ['event_type', 'outcome'],
       registers,
     });

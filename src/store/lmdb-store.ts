@@ -53,6 +53,9 @@ class LmdbCollection<V> implements Collection<V> {
   async remove(tenantId: string, id: string): Promise<boolean> {
     return this.guard(() => this.db.remove([tenantId, id]));
   }
+  async clear(): Promise<void> {
+    await this.guard(() => this.db.clearAsync());
+  }
 }
 
 class LmdbLog<V> implements Log<V> {

@@ -20,6 +20,8 @@ export interface Collection<V> {
   listAll(): Iterable<{ tenantId: string; id: string; value: V }>;
   put(tenantId: string, id: string, value: V): Promise<void>;
   remove(tenantId: string, id: string): Promise<boolean>;
+  /** Removes every entry of every tenant (a rotating generation of decision records). */
+  clear(): Promise<void>;
 }
 
 /** An append-only, time-ordered per-tenant log (failover audit trail, deliveries). */

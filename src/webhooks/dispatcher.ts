@@ -35,6 +35,15 @@ export const MAX_DELIVERIES_PER_WEBHOOK = 1000;
 export const MAX_ATTEMPTS_KEPT = 100;
 export const DELIVERY_CONCURRENCY = 64;
 export const DELIVERY_CONCURRENCY_PER_WEBHOOK = 8;
+/** Requests in flight per tenant (all its webhooks): a quarter of the thread's slots. */
+export const DELIVERY_CONCURRENCY_PER_TENANT = 16;
+/**
+ * Deliveries pending (not yet delivered or failed) per webhook. Beyond it the oldest pending
+ * one is dropped: recorded as failed with the reason in its history, counted in
+ * service_webhook_deliveries_total{outcome="dropped"}, and redeliverable. Bounds memory and
+ * the delivery thread's queues whatever a receiver does (a dead one holds at most this many).
+ */
+export const MAX_PENDING_PER_WEBHOOK = 1000;
 /** The most `stop()` lets requests in flight run before aborting them. */
 export const STOP_GRACE_MS = 3000;
 
@@ -68,6 +77,8 @@ export interface DispatcherOptions {
   workerUrl?: URL;
   /** Deliveries kept per webhook; default MAX_DELIVERIES_PER_WEBHOOK (lowered by tests). */
   maxDeliveriesPerWebhook?: number;
+  /** Pending deliveries per webhook; default MAX_PENDING_PER_WEBHOOK (lowered by tests). */
+  maxPendingPerWebhook?: number;
 }
 
 interface InFlight {
@@ -101,6 +112,10 @@ export class WebhookDispatcher {
   private readonly workerOptions: DeliveryWorkerOptions;
   private readonly workerUrl: URL;
   private readonly maxDeliveries: number;
+  private readonly maxPending: number;
+  /** Pending delivery ids per webhook scope, oldest first (insertion order): the backlog the cap applies to. */
+  private readonly pendingByHook = new Map<string, Set<string>>();
+  private droppedCount = 0;
 
   constructor(private readonly opts: DispatcherOptions) {
     this.webhooks = opts.store.collection<WebhookRecord>('webhooks');
@@ -115,7 +130,9 @@ export class WebhookDispatcher {
       version: opts.version,
       maxConcurrency: DELIVERY_CONCURRENCY,
       maxPerWebhook: DELIVERY_CONCURRENCY_PER_WEBHOOK,
+      maxPerTenant: DELIVERY_CONCURRENCY_PER_TENANT,
     };
+    this.maxPending = opts.maxPendingPerWebhook ?? MAX_PENDING_PER_WEBHOOK;
   }
 
   /** Deliveries not yet delivered or failed (queued, in flight or waiting for a retry): the backlog. */
@@ -140,7 +157,7 @@ export class WebhookDispatcher {
         stale.push({ tenantId, id });
         continue;
       }
-      this.inflight.set(id, { tenantId, record: rec });
+      if (!this.addPending(tenantId, rec)) continue;
       this.send(tenantId, hook, rec);
       resumed++;
     }
@@ -251,7 +268,7 @@ export class WebhookDispatcher {
     } else {
       rec.status = m.next;
       rec.next_attempt_at = null;
-      this.inflight.delete(rec.id);
+      this.removePending(rec.id);
       this.opts.metrics?.webhookDeliveries.inc({ event_type: rec.event_type, outcome: m.next });
       const snap = snapshot(rec);
       this.track(
@@ -270,6 +287,71 @@ export class WebhookDispatcher {
       status_code: m.attempt.status_code,
       outcome: m.next,
     });
+  }
+
+  // ───────────────────────────── backlog ─────────────────────────────
+
+  /**
+   * A delivery becomes pending. Past MAX_PENDING_PER_WEBHOOK pending for its webhook, the
+   * oldest is dropped; returns false when that was this one (resumed deliveries are oldest).
+   */
+  private addPending(tenantId: string, rec: DeliveryRecord): boolean {
+    this.inflight.set(rec.id, { tenantId, record: rec });
+    const scope = scopeOf(tenantId, rec.webhook_id);
+    let ids = this.pendingByHook.get(scope);
+    if (!ids) {
+      ids = new Set();
+      this.pendingByHook.set(scope, ids);
+    }
+    ids.add(rec.id);
+    if (ids.size <= this.maxPending) return true;
+    const oldest = ids.values().next().value as string;
+    this.dropPending(oldest);
+    return oldest !== rec.id;
+  }
+
+  private removePending(id: string): void {
+    const f = this.inflight.get(id);
+    if (!f) return;
+    this.inflight.delete(id);
+    const scope = scopeOf(f.tenantId, f.record.webhook_id);
+    const ids = this.pendingByHook.get(scope);
+    ids?.delete(id);
+    if (ids?.size === 0) this.pendingByHook.delete(scope);
+  }
+
+  /** Drops a pending delivery over the cap: failed, with the reason in its history; redeliverable. */
+  private dropPending(id: string): void {
+    const f = this.inflight.get(id);
+    if (!f) return;
+    this.removePending(id);
+    const rec = f.record;
+    const now = new Date().toISOString();
+    rec.status = 'failed';
+    rec.next_attempt_at = null;
+    rec.updated_at = now;
+    rec.attempts.push({
+      series: rec.series,
+      attempt: rec.attempts.filter((a) => a.series === rec.series).length + 1,
+      started_at: now,
+      duration_ms: 0,
+      status_code: null,
+      error: `dropped: more than ${this.maxPending} deliveries were pending for this webhook (receiver slow or down); redeliver it once the receiver is back`,
+    });
+    if (rec.attempts.length > MAX_ATTEMPTS_KEPT) rec.attempts.splice(0, rec.attempts.length - MAX_ATTEMPTS_KEPT);
+    this.droppedCount++;
+    this.opts.metrics?.webhookDeliveries.inc({ event_type: rec.event_type, outcome: 'dropped' });
+    this.post({ type: 'drop', tenantId: f.tenantId, webhookId: rec.webhook_id, id });
+    const snap = snapshot(rec);
+    this.track(
+      this.opts.store.atomic((b) => {
+        b.put(this.deliveries, scopeOf(f.tenantId, rec.webhook_id), snap.id, snap);
+        b.remove(this.pendingIndex, f.tenantId, snap.id);
+      }),
+    );
+    if (this.droppedCount === 1 || this.droppedCount % 1000 === 0) {
+      log.warn('webhook deliveries dropped: too many pending for one webhook', { tenant_id: f.tenantId, webhook_id: rec.webhook_id, dropped_total: this.droppedCount });
+    }
   }
 
   private track(p: Promise<unknown>): void {
@@ -338,7 +420,7 @@ export class WebhookDispatcher {
           attempts: [],
         }),
       );
-      for (const r of recs) this.inflight.set(r.id, { tenantId, record: r });
+      for (const r of recs) this.addPending(tenantId, r);
       const snaps = recs.map(snapshot);
       const written = this.opts.store.atomic((b) => {
         for (const s of snaps) {
@@ -357,7 +439,7 @@ export class WebhookDispatcher {
             }
           },
           (e) => {
-            for (const r of recs) if (this.inflight.get(r.id)?.record === r) this.inflight.delete(r.id);
+            for (const r of recs) if (this.inflight.get(r.id)?.record === r) this.removePending(r.id);
             throw e; // logged by track()
           },
         ),
@@ -486,7 +568,7 @@ export class WebhookDispatcher {
       const hooks = this.tenantHooks(tenantId);
       hooks.delete(webhookId); // publish() stops seeing it now
       this.post({ type: 'cancel', tenantId, webhookId });
-      for (const [id, f] of this.inflight) if (f.tenantId === tenantId && f.record.webhook_id === webhookId) this.inflight.delete(id);
+      for (const [id, f] of this.inflight) if (f.tenantId === tenantId && f.record.webhook_id === webhookId) this.removePending(id);
       const scope = scopeOf(tenantId, webhookId);
       this.counts.delete(scope);
       await this.settle(); // every delivery write of this webhook is in the store: the range below is complete
@@ -553,7 +635,7 @@ export class WebhookDispatcher {
     if (this.state !== 'running') throw errors.unavailable('webhook delivery is stopping');
     const now = new Date().toISOString();
     const rec: DeliveryRecord = { ...stored, attempts: stored.attempts.map((a) => ({ ...a })), status: 'pending', series: stored.series + 1, updated_at: now, next_attempt_at: now };
-    this.inflight.set(rec.id, { tenantId, record: rec });
+    this.addPending(tenantId, rec);
     const snap = snapshot(rec);
     try {
       await this.opts.store.atomic((b) => {
@@ -561,7 +643,7 @@ export class WebhookDispatcher {
         b.put(this.pendingIndex, tenantId, snap.id, { webhook_id: webhookId });
       });
     } catch (e) {
-      if (this.inflight.get(rec.id)?.record === rec) this.inflight.delete(rec.id);
+      if (this.inflight.get(rec.id)?.record === rec) this.removePending(rec.id);
       throw e;
     }
     const live = this.cache.get(tenantId)?.get(webhookId) ?? hook;

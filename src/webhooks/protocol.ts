@@ -12,6 +12,8 @@ export interface DeliveryWorkerOptions {
   maxConcurrency: number;
   /** Requests in flight at once to one webhook, so a slow receiver cannot take every slot. */
   maxPerWebhook: number;
+  /** Requests in flight per tenant, all its webhooks together: one tenant's dead receivers cannot take every slot. */
+  maxPerTenant: number;
 }
 
 /** One delivery handed to the thread: everything it needs to send it, including the secret. */
@@ -40,6 +42,8 @@ export type ToWorker =
   | { type: 'target'; target: WebhookTarget }
   /** The webhook was deleted: drop its queued jobs, abort its requests, report nothing more. */
   | { type: 'cancel'; tenantId: string; webhookId: string }
+  /** The front thread dropped this pending delivery (backlog cap): forget it if not yet sent. */
+  | { type: 'drop'; tenantId: string; webhookId: string; id: string }
   /** Start nothing new; let requests in flight finish for up to graceMs, then abort them. */
   | { type: 'stop'; graceMs: number };
 

@@ -10,6 +10,7 @@ import { isIP } from 'node:net';
 import { bareHost, guardedLookup, PrivateAddressError, refusedHost } from './address.js';
 import type { AttemptReport, DeliveryJob, DeliveryWorkerOptions, FromWorker, ToWorker, WebhookTarget } from './protocol.js';
 import { sign } from './signature.js';
+import { log } from '../log.js';
 
 /** Sends one request; resolves with the status code, rejects on network errors and aborts. */
 export type SendFn = (url: string, headers: Record<string, string>, body: Buffer, signal: AbortSignal) => Promise<number>;
@@ -62,6 +63,34 @@ export function undiciSender(opts: DeliveryWorkerOptions): { send: SendFn; close
   return { send, close: () => agent.close().catch(() => undefined) };
 }
 
+/**
+ * What the tenant sees of a failed attempt: a generic reason that never says how a host name
+ * resolves inside this network (`vm resolves to 127.0.0.1`) or which address refused; the
+ * full detail goes to the operator log only (see attempt()).
+ */
+export function tenantReason(err: unknown, timedOut: boolean, timeoutMs: number): string {
+  if (timedOut) return `timeout: no complete response within ${timeoutMs} ms`;
+  const e = err as { code?: string; name?: string; cause?: { code?: string } };
+  const code = e?.code ?? e?.name ?? 'Error';
+  if (code === 'EPRIVATEADDR') return 'destination refused: the host is not a public address';
+  if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return describe(err, false, timeoutMs);
+  // The error code only (from the cause, or named in the message): never its addresses.
+  const named = /\b(E[A-Z]{3,}|UND_ERR_[A-Z_]+)\b/.exec(String((err as Error)?.message ?? ''))?.[1];
+  const net = e?.cause?.code ?? (code === 'Error' && named ? named : code);
+  const known: Record<string, string> = {
+    ECONNREFUSED: 'connection refused',
+    ECONNRESET: 'connection reset',
+    ENOTFOUND: 'host name not found',
+    EAI_AGAIN: 'host name lookup failed',
+    EHOSTUNREACH: 'host unreachable',
+    ENETUNREACH: 'network unreachable',
+    ETIMEDOUT: 'connection timed out',
+    UND_ERR_SOCKET: 'connection closed by the receiver',
+    EPIPE: 'connection closed by the receiver',
+  };
+  return `${net}: ${known[net] ?? 'request failed'}`;
+}
+
 function describe(err: unknown, timedOut: boolean, timeoutMs: number): string {
   if (timedOut) return `timeout: no complete response within ${timeoutMs} ms`;
   const e = err as { code?: string; name?: string; message?: string; cause?: { code?: string; message?: string } };
@@ -83,6 +112,8 @@ export class DeliveryEngine {
   private readonly running = new Map<string, Running>();
   private readonly timers = new Map<string, { timer: NodeJS.Timeout; job: Job }>();
   private inFlight = 0;
+  /** Requests in flight per tenant (capped by maxPerTenant). */
+  private readonly tenantInFlight = new Map<string, number>();
   private stopping = false;
   private stoppedSent = false;
   private readonly userAgent: string;
@@ -107,6 +138,8 @@ export class DeliveryEngine {
       }
       case 'cancel':
         return this.cancel(keyOf(msg.tenantId, msg.webhookId));
+      case 'drop':
+        return this.drop(keyOf(msg.tenantId, msg.webhookId), msg.id);
       case 'stop':
         return this.stop(msg.graceMs);
     }
@@ -154,7 +187,29 @@ export class DeliveryEngine {
     this.hooks.delete(key);
   }
 
-  /** Round-robin over webhooks with queued jobs, within both caps. */
+  /** A dropped delivery not yet sent leaves the queue (or its retry timer); one in flight finishes unreported. */
+  private drop(key: string, id: string): void {
+    const h = this.hooks.get(key);
+    const t = this.timers.get(id);
+    if (t) {
+      clearTimeout(t.timer);
+      this.timers.delete(id);
+      if (h) h.waiting--;
+    }
+    if (h) {
+      const i = h.queue.findIndex((j) => j.id === id);
+      if (i >= 0) h.queue.splice(i, 1);
+    }
+    const r = this.running.get(id);
+    if (r) r.interrupted = true;
+    if (h) this.release(h);
+  }
+
+  /**
+   * Round-robin over webhooks with queued jobs, within the three caps (all, per tenant, per
+   * webhook): a tenant with 50 dead receivers holds at most maxPerTenant requests, so another
+   * tenant's event starts at once.
+   */
   private pump(): void {
     if (this.stopping) return;
     let progressed = true;
@@ -163,6 +218,7 @@ export class DeliveryEngine {
       for (const [key, h] of [...this.hooks]) {
         if (this.inFlight >= this.opts.maxConcurrency) break;
         if (h.queue.length === 0 || h.inFlight >= this.opts.maxPerWebhook) continue;
+        if ((this.tenantInFlight.get(h.target.tenantId) ?? 0) >= this.opts.maxPerTenant) continue;
         const job = h.queue.shift()!;
         // move this webhook to the back of the rotation
         this.hooks.delete(key);
@@ -176,6 +232,8 @@ export class DeliveryEngine {
   private async attempt(h: Hook, job: Job): Promise<void> {
     this.inFlight++;
     h.inFlight++;
+    const tenant = job.tenantId;
+    this.tenantInFlight.set(tenant, (this.tenantInFlight.get(tenant) ?? 0) + 1);
     const run: Running = { job, ac: new AbortController(), interrupted: false };
     this.running.set(job.id, run);
     let timedOut = false;
@@ -198,7 +256,13 @@ export class DeliveryEngine {
       if (target.secret) headers['x-service-signature'] = sign(target.secret, job.bytes);
       status = await this.send(target.url, headers, job.bytes, run.ac.signal);
     } catch (e) {
-      error = describe(e, timedOut, this.opts.timeoutMs);
+      error = tenantReason(e, timedOut, this.opts.timeoutMs);
+      const detail = describe(e, timedOut, this.opts.timeoutMs);
+      if (detail !== error) {
+        const fields = { tenant_id: job.tenantId, webhook_id: job.webhookId, delivery_id: job.id, error, detail };
+        if ((e as { code?: string })?.code === 'EPRIVATEADDR') log.warn('webhook destination refused', fields);
+        else log.debug('webhook attempt failed', fields);
+      }
     } finally {
       clearTimeout(timer);
     }
@@ -206,6 +270,9 @@ export class DeliveryEngine {
     this.running.delete(job.id);
     this.inFlight--;
     h.inFlight--;
+    const left = (this.tenantInFlight.get(tenant) ?? 1) - 1;
+    if (left > 0) this.tenantInFlight.set(tenant, left);
+    else this.tenantInFlight.delete(tenant);
     if (!run.interrupted) this.report(h, job, { attempt: job.attemptsMade + 1, started_at: startedAt.toISOString(), duration_ms: duration, status_code: status, error });
     this.release(h);
     this.pump();

@@ -93,7 +93,9 @@ describe('Tier 1 failover through the API', () => {
     // Spec 2.7: the observed value that exceeded the threshold (the run's error rate, 1 > 0.3).
     expect(ev.json[0].trigger_value).toBeGreaterThan(ev.json[0].threshold);
     expect(ev.json[0]).toMatchObject({ trigger_value: 1, threshold: 0.3 });
-    expect(ev.json[0].reason).toMatch(/10 consecutive technical failures/);
+    // On a loaded machine more failures may arrive before the evaluation runs: at least 10.
+    expect(ev.json[0].reason).toMatch(/(\d+) consecutive technical failures.*run length 10/);
+    expect(Number(/(\d+) consecutive/.exec(ev.json[0].reason)?.[1])).toBeGreaterThanOrEqual(10);
     expect(Number.isNaN(Date.parse(ev.json[0].timestamp))).toBe(false);
     const stats = await s.request('GET', '/v1/stats');
     expect(stats.json.failover_events).toBe(1);

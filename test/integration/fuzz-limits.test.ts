@@ -7,7 +7,7 @@
  * amounts and latencies. (Rate limit and slow bodies: hardening-limits.test.ts; failover-event
  * retention: test/unit/retention.test.ts; rules per tenant: documented, no override.)
  */
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ISO_3166_1_ALPHA2 } from '../../src/data/iso-3166-1-alpha2.js';
 import { ISO_4217 } from '../../src/data/iso-4217.js';
@@ -37,6 +37,27 @@ async function refused(method: string, path: string, body: unknown, status: numb
   expect(r.json.error.code).toBe(code);
   if (field !== undefined) expect(r.json.error.fields.map((f: { field: string }) => f.field)).toContain(field);
   expect(await snapshot(s, KEY)).toBe(before);
+}
+
+/**
+ * A raw TCP exchange with the server: `write` sends what it likes; resolves with everything
+ * the server answered once it closes the connection (or after `timeoutMs`), and the first
+ * socket error (EPIPE/ECONNRESET: the server cut the client off mid-write), if any.
+ */
+function rawExchange(write: (sock: Socket) => void, timeoutMs: number): Promise<{ reply: string; writeError: string | null }> {
+  return new Promise((resolve, reject) => {
+    const sock = connect(s.port, '127.0.0.1');
+    let reply = '';
+    let writeError: string | null = null;
+    sock.on('data', (d) => (reply += d.toString()));
+    sock.on('close', () => resolve({ reply, writeError }));
+    sock.on('error', (e) => {
+      writeError = (e as NodeJS.ErrnoException).code ?? e.message;
+      if (!reply) reject(e);
+    });
+    write(sock);
+    setTimeout(() => sock.destroy(), timeoutMs);
+  });
 }
 
 describe('body size', () => {
@@ -80,20 +101,10 @@ describe('oversized bodies get a readable 413', () => {
   const FIVE_MB = 5 * 1024 * 1024;
   /** Writes the whole request (as most clients do before reading), then collects the answer. */
   const rawPost = (body: Buffer) =>
-    new Promise<{ reply: string; writeError: string | null }>((resolve, reject) => {
-      const sock = connect(s.port, '127.0.0.1');
-      let reply = '';
-      let writeError: string | null = null;
-      sock.on('data', (d) => (reply += d.toString()));
-      sock.on('close', () => resolve({ reply, writeError }));
-      sock.on('error', (e) => {
-        writeError = (e as NodeJS.ErrnoException).code ?? e.message;
-        if (!reply) reject(e);
-      });
+    rawExchange((sock) => {
       sock.write(`POST /v1/route HTTP/1.1\r\nHost: x\r\nX-API-Key: ${KEY}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
       sock.write(body);
-      setTimeout(() => sock.destroy(), 20_000);
-    });
+    }, 20_000);
 
   it('a 5 MB JSON body, written in full, is answered 413 PAYLOAD_TOO_LARGE (no reset), and the connection closed', async () => {
     const json = Buffer.from(JSON.stringify({ country: 'US', currency: 'USD', card_type: 'x'.repeat(FIVE_MB) }));
@@ -117,15 +128,9 @@ describe('oversized bodies get a readable 413', () => {
   });
 
   it('a declared length beyond the 32 MiB discard cap is answered at once', async () => {
-    const reply = await new Promise<string>((resolve, reject) => {
-      const sock = connect(s.port, '127.0.0.1');
-      let data = '';
-      sock.on('data', (d) => (data += d.toString()));
-      sock.on('close', () => resolve(data));
-      sock.on('error', (e) => (data ? resolve(data) : reject(e)));
+    const { reply } = await rawExchange((sock) => {
       sock.write(`POST /v1/route HTTP/1.1\r\nHost: x\r\nX-API-Key: ${KEY}\r\nContent-Length: ${40 * 1024 * 1024}\r\n\r\n{"country":`);
-      setTimeout(() => sock.destroy(), 5000);
-    });
+    }, 5000);
     expect(reply).toMatch(/^HTTP\/1\.1 413/);
   });
 });

@@ -6,6 +6,7 @@
  * installed (Debian package `prometheus`).
  */
 import { spawnSync } from 'node:child_process';
+import { run } from '../helpers/run.js';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
@@ -170,8 +171,8 @@ describe('deploy/', () => {
   });
 
   const promtool = spawnSync('promtool', ['--version'], { encoding: 'utf8' });
-  it.skipIf(promtool.error !== undefined)('the alert rules pass promtool check rules', () => {
-    const r = spawnSync('promtool', ['check', 'rules', ALERTS], { encoding: 'utf8' });
+  it.skipIf(promtool.error !== undefined)('the alert rules pass promtool check rules', async () => {
+    const r = await run('promtool', ['check', 'rules', ALERTS]);
     expect(r.status, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(/SUCCESS: \d+ rules found/);
   });

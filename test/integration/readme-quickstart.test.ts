@@ -4,9 +4,9 @@
  * for the port. Every command must succeed (curl --fail-with-body), and the answers must show
  * what the text promises: a decision, an accepted outcome, a webhook, then a failover.
  */
-import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUICKSTART_BASE, quickstartCurls, quickstartScript, quickstartServerEnv } from '../helpers/quickstart.js';
+import { run } from '../helpers/run.js';
 import { startServer, stopAllServers, type TestServer } from '../helpers/server.js';
 
 let s: TestServer;
@@ -20,10 +20,10 @@ describe('README quickstart', () => {
     expect(quickstartServerEnv().SERVICE_API_KEYS).toMatch(/^\S+:\S+$/);
   });
 
-  it('runs end to end against a started server and shows a failover', () => {
+  it('runs end to end against a started server and shows a failover', async () => {
     const script = quickstartScript();
     expect(script).toContain(QUICKSTART_BASE);
-    const r = spawnSync('bash', ['--noprofile', '--norc', '-euo', 'pipefail', '-c', script.replaceAll(QUICKSTART_BASE, s.baseUrl)], { encoding: 'utf8', timeout: 60_000 });
+    const r = await run('bash', ['--noprofile', '--norc', '-euo', 'pipefail', '-c', script.replaceAll(QUICKSTART_BASE, s.baseUrl)], { timeoutMs: 60_000 });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     const answers = r.stdout.trim().split('\n').map((l) => JSON.parse(l));

@@ -107,7 +107,12 @@ describe('PATCH /v1/rules/{rule_id}', () => {
     for (let i = 0; i < 5; i++) {
       await s.request('POST', '/v1/outcome', { rule_id: 'p_state', processor_id: 'adyen', success: true, latency_ms: 50 }, A);
     }
-    await until('failover', async () => (await s.request('GET', '/v1/health/p_state', undefined, A)).json.primary.status === 'failed_over');
+    // The run of 10 triggers an early evaluation that may publish before the last 2 outcomes
+    // arrive: wait for the evaluation that has seen all 12.
+    await until('failover with all 12 outcomes published', async () => {
+      const primary = (await s.request('GET', '/v1/health/p_state', undefined, A)).json.primary;
+      return primary.status === 'failed_over' && primary.sample_count === 12;
+    });
     const p = await s.request('PATCH', '/v1/rules/p_state', { primary_weight: 0.7, secondary_id: 'worldpay', secondary_name: 'Worldpay' }, A);
     expect(p.status).toBe(200);
     const h = await s.request('GET', '/v1/health/p_state', undefined, A);

@@ -5,11 +5,11 @@
  * Scripts run as `npm run X -- --help` would run them, minus the `npm run build &&` prefix
  * (the suite builds once before it starts).
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { run } from '../helpers/run.js';
 import { REPO_ROOT, startServer, stopAllServers } from '../helpers/server.js';
 
 const scripts = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
@@ -32,12 +32,12 @@ function commandOf(name: string): string {
 /** The bench and tool scripts of this repository (the others are tsc and vitest). */
 const ownScript = (name: string) => commandOf(name).startsWith('node dist/bench/');
 
-const sh = (cmd: string, timeout = 60_000) => spawnSync('sh', ['-c', cmd], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout });
+const sh = (cmd: string, timeoutMs = 60_000) => run('sh', ['-c', cmd], { cwd: REPO_ROOT, env, timeoutMs });
 
 describe('npm run <script> -- --help', () => {
   for (const name of Object.keys(scripts)) {
-    it(`${name} prints its usage and exits 0`, () => {
-      const r = sh(`${commandOf(name)} --help`);
+    it(`${name} prints its usage and exits 0`, async () => {
+      const r = await sh(`${commandOf(name)} --help`);
       expect(r.status, r.stderr).toBe(0);
       expect(r.stdout.length, name).toBeGreaterThan(100);
       expect(r.stdout).toMatch(/usage|COMMANDS/i);
@@ -49,11 +49,19 @@ describe('npm run <script> -- --help', () => {
     });
   }
 
-  it('our own scripts reject an unknown option in one line with exit 2', () => {
+  it('npm start -- --help lists every environment variable the service reads', async () => {
+    const help = (await sh(`node dist/src/main.js --help`)).stdout;
+    const sources = ['src/config.ts', 'src/main.ts', 'src/service.ts'].map((f) => readFileSync(join(REPO_ROOT, f), 'utf8')).join('\n');
+    const read = new Set(sources.match(/\bSERVICE_[A-Z_]+\b/g));
+    expect(read.size).toBeGreaterThan(10);
+    for (const v of [...read, 'PORT', 'HOST']) expect(help, v).toContain(v);
+  });
+
+  it('our own scripts reject an unknown option in one line with exit 2', async () => {
     const own = Object.keys(scripts).filter(ownScript);
     expect(own.length).toBeGreaterThanOrEqual(6);
     for (const name of own) {
-      const bad = sh(`${commandOf(name)} --no-such-option`);
+      const bad = await sh(`${commandOf(name)} --no-such-option`);
       expect(bad.status, name).toBe(2);
       expect(bad.stderr.trim().split('\n').length, name).toBeLessThanOrEqual(2);
     }
@@ -61,8 +69,8 @@ describe('npm run <script> -- --help', () => {
 });
 
 describe('charts', () => {
-  it('the scenario benchmark writes an SVG per scenario with the failover and the recovery marked', () => {
-    const r = sh(`${commandOf('bench:scenarios')} --scenarios recovery --seeds 1 --rates 20 --chart-rate 20`, 120_000);
+  it('the scenario benchmark writes an SVG per scenario with the failover and the recovery marked', async () => {
+    const r = await sh(`${commandOf('bench:scenarios')} --scenarios recovery --seeds 1 --rates 20 --chart-rate 20`, 120_000);
     expect(r.status, r.stderr).toBe(0);
     const dir = /charts \(SVG\): (\S+)/.exec(r.stdout)![1];
     const svg = readFileSync(join(dir, readdirSync(dir).find((f) => f.startsWith('recovery-'))!), 'utf8');
@@ -78,7 +86,7 @@ describe('charts', () => {
   it('the simulator, against a running server, prints progress and writes an SVG with the failover marked', async () => {
     const s = await startServer({ env: { SERVICE_EVAL_INTERVAL_MS: '200' } });
     const chart = join(tmp, 'sim.svg');
-    const r = sh(
+    const r = await sh(
       `${commandOf('simulate')} --url ${s.baseUrl} --scenario sudden-outage --rate 40 --speed 10 --duration-s 60 --incident-at-s 20 --chart ${chart}`,
       60_000,
     );

@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../app-context.js';
 import { errors } from '../../errors.js';
+import { ErrorSchema } from '../../schemas/common.js';
 import { endpoint, jsonBody, type Ctx, type Endpoint, type HiddenDoc, type Reply } from '../endpoint.js';
 import { engineGaugeChunks } from '../../metrics/engine-gauges.js';
 import { acceptsGzip, bufferChunks, ScrapeCache } from '../../metrics/scrape-cache.js';
@@ -27,16 +28,21 @@ function assetTable(): Map<string, { path: string; type: string }> {
   ]);
 }
 
-const SWAGGER_HTML = `<!doctype html>
+/**
+ * The pages use relative URLs, so they work behind a path prefix (a proxy serving the API
+ * under /payments/ ...). `root` leads from the page back to the service root: `./` for
+ * /docs, `../` for /docs/.
+ */
+const swaggerHtml = (root: string) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Payment Routing Engine · API docs</title>
-<link rel="stylesheet" href="/docs/swagger-ui.css"><link rel="icon" href="/docs/favicon-32x32.png"></head>
-<body><div id="swagger-ui"></div><script src="/docs/swagger-ui-bundle.js"></script>
-<script>window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', deepLinking: true });</script>
+<link rel="stylesheet" href="${root}docs/swagger-ui.css"><link rel="icon" href="${root}docs/favicon-32x32.png"></head>
+<body><div id="swagger-ui"></div><script src="${root}docs/swagger-ui-bundle.js"></script>
+<script>window.ui = SwaggerUIBundle({ url: '${root}openapi.json', dom_id: '#swagger-ui', deepLinking: true });</script>
 </body></html>`;
 
-const REDOC_HTML = `<!doctype html>
+const redocHtml = (root: string) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Payment Routing Engine · API reference</title></head>
-<body><redoc spec-url="/openapi.json"></redoc><script src="/redoc/redoc.standalone.js"></script></body></html>`;
+<body><redoc spec-url="${root}openapi.json"></redoc><script src="${root}redoc/redoc.standalone.js"></script></body></html>`;
 
 export function rootEndpoints(app: AppContext, openApi: () => unknown): Endpoint[] {
   const assets = assetTable();
@@ -107,6 +113,7 @@ export function rootEndpoints(app: AppContext, openApi: () => unknown): Endpoint
             contentType: 'text/plain; version=0.0.4; charset=utf-8',
             example: '# HELP service_transactions_routed_total routing decisions served\n# TYPE service_transactions_routed_total counter\nservice_transactions_routed_total 15230\n',
           },
+          401: { description: 'SERVICE_METRICS_TOKEN is set and the bearer token is missing or wrong', schema: ErrorSchema, error: 'UNAUTHORIZED' },
         },
       },
     }),
@@ -130,11 +137,11 @@ export function rootEndpoints(app: AppContext, openApi: () => unknown): Endpoint
         },
       },
     }),
-    endpoint({ method: 'GET', path: '/docs', auth: false, handler: html(SWAGGER_HTML), doc: hidden }),
-    endpoint({ method: 'GET', path: '/docs/', auth: false, handler: html(SWAGGER_HTML), doc: hidden }),
+    endpoint({ method: 'GET', path: '/docs', auth: false, handler: html(swaggerHtml('./')), doc: hidden }),
+    endpoint({ method: 'GET', path: '/docs/', auth: false, handler: html(swaggerHtml('../')), doc: hidden }),
     endpoint({ method: 'GET', path: '/docs/{file}', auth: false, handler: (ctx) => asset(`docs/${ctx.params.file}`), doc: hidden }),
-    endpoint({ method: 'GET', path: '/redoc', auth: false, handler: html(REDOC_HTML), doc: hidden }),
-    endpoint({ method: 'GET', path: '/redoc/', auth: false, handler: html(REDOC_HTML), doc: hidden }),
+    endpoint({ method: 'GET', path: '/redoc', auth: false, handler: html(redocHtml('./')), doc: hidden }),
+    endpoint({ method: 'GET', path: '/redoc/', auth: false, handler: html(redocHtml('../')), doc: hidden }),
     endpoint({ method: 'GET', path: '/redoc/{file}', auth: false, handler: (ctx) => asset(`redoc/${ctx.params.file}`), doc: hidden }),
   ];
 }

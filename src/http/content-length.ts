@@ -1,0 +1,35 @@
+/**
+ * Request smuggling guard: two Content-Length headers with different values. uWebSockets.js
+ * frames the body by the first; a proxy in front that uses the last would see a different
+ * request boundary, so the bytes after the shorter body could be taken as a second request
+ * by one side and not the other (RFC 9112 §6.3: such a message must be rejected).
+ *
+ * The connection is closed at once, without a 400: uWS has already read the bytes that follow
+ * (the smuggled request) and parses them right after this handler returns, in the same
+ * callback, even when the 400 asks to close the connection; only a close from inside the
+ * handler stops it, and a close discards what the handler wrote (uWS holds it corked). A
+ * closed connection is the safe answer; a 400 followed by a served smuggled request is not.
+ *
+ * One pass over the headers with a module-level visitor (no closure per request); only run
+ * for methods that carry a body.
+ */
+import type { HttpRequest } from '@trufflesuite/uws-js-unofficial';
+
+let seen = 0;
+let first = '';
+let conflict = false;
+
+function visit(name: string, value: string): void {
+  if (name !== 'content-length') return;
+  if (seen++ === 0) first = value;
+  else if (value.trim() !== first.trim()) conflict = true;
+}
+
+/** True when the request carries Content-Length more than once with different values. */
+export function conflictingContentLength(req: HttpRequest): boolean {
+  seen = 0;
+  first = '';
+  conflict = false;
+  req.forEach(visit);
+  return conflict;
+}
