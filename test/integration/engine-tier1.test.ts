@@ -156,7 +156,7 @@ describe('tier configuration', () => {
     const r = await s.request('GET', '/v1/config/tiers');
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({ prediction_enabled: true, bandit_enabled: true, tier: 3, shadow_mode: false });
-    expect(r.json.thresholds).toMatchObject({ degrade_threshold: 0.15, failover_threshold: 0.3, recovery_threshold: 0.05 });
+    expect(r.json.thresholds).toMatchObject({ degrade_threshold: 0.15, failover_threshold: 0.3, recovery_threshold: 0.1, probe_burst: 2, min_probe_rate: 1 });
   });
 
   it('toggles apply at once, together or apart, and persist', async () => {
