@@ -73,6 +73,12 @@ function write(
   headers: Record<string, string> | undefined,
   closeConnection: boolean,
 ): void {
+  writeHead(res, state, status, contentType, headers);
+  res.end(body, closeConnection);
+}
+
+/** Status line and headers (CORS included); call corked. */
+export function writeHead(res: HttpResponse, state: ResponseState, status: number, contentType: string, headers: Record<string, string> | undefined): void {
   res.writeStatus(statusLine(status));
   res.writeHeader('Content-Type', contentType);
   if (state.corsOrigin !== null) {
@@ -80,5 +86,4 @@ function write(
     res.writeHeader('Vary', 'Origin');
   }
   if (headers) for (const k in headers) res.writeHeader(k, headers[k]);
-  res.end(body, closeConnection);
 }

@@ -13,7 +13,7 @@
  * (Transfer-Encoding: chunked): its length is not known in advance.
  */
 import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
-import { statusLine, type ResponseState } from './reply.js';
+import { writeHead, type ResponseState } from './reply.js';
 
 /** Bytes written for one response per turn of the event loop before yielding. */
 export const SLICE_BYTES = 256 * 1024;
@@ -83,13 +83,7 @@ export function sendStream(
     return true;
   });
   res.cork(() => {
-    res.writeStatus(statusLine(status));
-    res.writeHeader('Content-Type', contentType);
-    if (state.corsOrigin !== null) {
-      res.writeHeader('Access-Control-Allow-Origin', state.corsOrigin);
-      res.writeHeader('Vary', 'Origin');
-    }
-    if (headers) for (const k in headers) res.writeHeader(k, headers[k]);
+    writeHead(res, state, status, contentType, headers);
     pump();
   });
 }
