@@ -104,6 +104,7 @@ async function httpRuns(rulesTotal: number, tenantsN: number, intervals: number[
   const rows: Row[] = [];
   const memory: Row[] = [];
   for (const interval of intervals) {
+    process.stderr.write(`HTTP runs at SERVICE_EVAL_INTERVAL_MS ${interval}...\n`);
     const dir = mkdtempSync(join(tmpdir(), 'prcycle-'));
     try {
       const { tenants, rules } = await seed(dir, { rules: rulesTotal, tenants: tenantsN });
@@ -177,7 +178,12 @@ async function main(): Promise<void> {
   const tiers = values.tiers.split(',').map(Number) as Tier[];
   if (!tiers.every((t) => t === 1 || t === 2 || t === 3)) throw new Error('--tiers: 1, 2 or 3');
   const cost: Row[] = [];
-  for (const tier of tiers) for (const mode of ['in-process', 'piscina pool'] as const) cost.push(await cycleCost(mode, tier, rules, tenants, cycles));
+  for (const tier of tiers) {
+    for (const mode of ['in-process', 'piscina pool'] as const) {
+      process.stderr.write(`cycle cost: tier ${tier}, ${mode}, ${cycles} cycles...\n`);
+      cost.push(await cycleCost(mode, tier, rules, tenants, cycles));
+    }
+  }
   console.log(`\nEvaluation cycle, ${rules} rules across ${tenants} tenants, all with traffic (median of ${cycles} cycles; load average ${load0.toFixed(1)} on ${availableParallelism()} CPUs)\n${table(cost)}`);
   let http: { rows: Row[]; memory: Row[] } = { rows: [], memory: [] };
   if (!values['no-http']) {

@@ -23,7 +23,7 @@ export function formatEvaluation(e: Evaluation): string {
   out.push(`| expected calibration error (10 bins) | ${fmt(s.ece, 4)} | |`);
   out.push(`| Brier score | ${fmt(s.brier, 4)} | |`);
   out.push(`| log loss | ${fmt(s.logLoss, 4)} | |`);
-  out.push('', `${s.steps} labelled steps, ${s.positives} positive (failover within 60 s).`, '');
+  out.push('', `${s.steps} labelled steps, ${s.positives} positive (error rate above the failover threshold within 60 s).`, '');
 
   out.push('### Lead time before the Tier 1 failover, ramp-120 (closed loop)', '');
   out.push('| rate | runs | median lead (s) | min | max | no lead | traffic away: Tier 1 alone (s after incident start) | with Foresight |');

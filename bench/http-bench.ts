@@ -37,6 +37,7 @@ import { table } from './lib/load.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
 import { apiKeysFor, outcomeRequests, routeRequests, sampleRules, type BenchRequest } from './lib/requests.js';
 import { median } from './lib/scenario-metrics.js';
+import { sameRunRatios } from './lib/same-run.js';
 import { seed } from './lib/seed.js';
 import { HAVE_TASKSET, requireWrk, runWrk, type WrkResult } from './lib/wrk.js';
 
@@ -154,7 +155,8 @@ async function main(): Promise<void> {
     const { tenants, rules } = await seed(dir, { rules: size, tenants: tenantsN });
     const sample = sampleRules(rules);
     const svcEnv: Record<string, string> = { SERVICE_DATA_DIR: dir };
-    // SERVICE_RATE_LIMIT_RPS=0: a per-key limit at these rates would measure itself.
+    // The default configuration; SERVICE_RATE_LIMIT_RPS=0 (the default: rate limits are opt-in
+    // per tenant) is spelled out so that a value in the caller's shell does not leak in.
     if (keysMode) Object.assign(svcEnv, { SERVICE_API_KEYS: apiKeysFor(tenants), SERVICE_RATE_LIMIT_RPS: '0' });
     const nodeArgs = flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
     const svc = await started(startChild(join(DIST, 'src/main.js'), svcEnv, 300_000, { cpus: SERVER_CPU, nodeArgs }));
@@ -209,20 +211,10 @@ async function main(): Promise<void> {
 
     const sizeRuns = runs.filter((r) => r.rules === size && r.round > 0);
     const rounds = [...new Set(sizeRuns.map((r) => r.round))];
-    const ratios = { route: [] as number[], outcome: [] as number[], p99: [] as number[] };
-    let refused = 0;
-    for (const round of rounds) {
-      const inRound = sizeRuns.filter((r) => r.round === round).slice(-3); // the attempt that counted
-      const [c, route, outcome] = inRound;
-      if (c.disturbed) {
-        refused++;
-        continue;
-      }
-      ratios.route.push(route.rps / c.rps);
-      ratios.outcome.push(outcome.rps / c.rps);
-      ratios.p99.push(route.p99Ms / c.p99Ms);
-    }
+    // Per round, the attempt that counted (the last one).
     const counted = rounds.map((round) => sizeRuns.filter((r) => r.round === round).slice(-3));
+    const ratios = sameRunRatios(counted.map(([ceiling, route, outcome]) => ({ ceiling, route, outcome })));
+    const refused = ratios.refused;
     const med = (xs: number[]) => (xs.length > 0 ? r3(median(xs)!) : 'refused: every ceiling run disturbed');
     const medOf = (t: Run['target'], f: (r: Run) => number) => r2(median(counted.flat().filter((r) => r.target === t).map(f))!);
     summary.push({

@@ -2,14 +2,19 @@
  * `npm run bench:scenarios`: every simulator scenario against the real engine in-process and
  * in virtual time (bench/sim/engine-adapter.ts), at several rates and seeds, per tier.
  *
- *   node dist/bench/scenarios-bench.js [--seeds 5] [--scenarios a,b] [--rates 2,20,100]
- *     [--tiers 1] [--steady-s 3600] [--weight 1]
+ *   node dist/bench/scenarios-bench.js [--seeds 5] [--scenarios a,b] [--rates 2,20,50,100]
+ *     [--tiers 1] [--steady-s 3600] [--weight 1] [--prediction-threshold 0.2] [--prediction-gain 1.5]
+ *     [--prediction-confirm 1] [--incident-at-s 180]
  *
  * Rate: the rule's total arrival rate. With the primary weight at 1 (below) all of it goes to
  * the primary until the engine moves traffic, so "tx/s per processor" as issue 5 puts it is
  * the total rate. Weight 1 by default because the score judges "left the primary" from the
  * share of routed traffic in a 1 s window: at 2 tx/s with a configured 90/10 split, a single
  * payment routed to the secondary would read as a failover. `--weight 0.9` is available.
+ *
+ * Scripted incidents begin at `--incident-at-s` (default 180 s): the rule has run for three
+ * minutes first, as a processor in service has (Tier 2's model is cold for its first couple of
+ * minutes and the policy does not fully trust it then; the scenarios' own default is 60 s).
  *
  * Scenarios with no scripted event (one `steady` phase) run `--steady-s` (default one hour)
  * instead of their 10 min default, so that "false failovers per simulated hour" is measured
@@ -25,18 +30,30 @@ import { fileURLToPath } from 'node:url';
 import { parseCli as parseCliOptions } from './lib/cli.js';
 import { runChart, type EngineMoment } from './lib/run-chart.js';
 import { STAGES } from '../workers/stages.js';
+import { resolveForesightConfig, type ForesightConfig } from '../src/engine/foresight/policy.js';
 import { runInProcess, type InProcessRun, type Tier } from './sim/engine-adapter.js';
 import { getScenario, listScenarios, type Scenario } from './sim/scenarios.js';
 import { table } from './lib/load.js';
 import { measureRun, type RunMetrics } from './lib/scenario-metrics.js';
-import { noiseRows, outageRows, rampRows, summaries, summaryRow, targetRows } from './lib/scenario-report.js';
+import {
+  issue17TargetRows,
+  leadRows,
+  noiseRows,
+  outageRows,
+  rampRows,
+  recoveryRows,
+  shiftRows,
+  summaries,
+  summaryRow,
+  targetRows,
+} from './lib/scenario-report.js';
 
 const LEGEND = `
 detect: routed traffic left the primary (score.ts: under half of the last 1 s went there), from the incident start.
 failover: the engine's failover.triggered of the primary, from the incident start. "never": some seed never did.
 failed in incident: failed payments (declines included, either processor) from incident start to end, mean per run.
 false FO/h: score.ts away episodes outside [incident start - 60 s, incident end) per simulated hour; the 1 s share
-  window has no hysteresis, so the linear shift back after a recovery (share crossing 0.5) counts several.
+  window has no hysteresis, so a share hovering near 0.5 counts several episodes.
 false trips/h: engine failovers of the primary outside that window. regret: mean per payment of the best success
   probability of the moment minus the chosen one's. back: incident end to traffic back on the primary (score.ts;
   at 2 tx/s the 1 s window holds ~2 payments, so one recovery probe reads as "back"). recovered: incident end to the
@@ -51,6 +68,10 @@ interface Options {
   tiers: Tier[];
   steadyMs: number;
   weight: number;
+  /** When scripted incidents begin (scenario ms). */
+  incidentAtMs: number;
+  /** Tier 2 policy overrides (the tenant's prediction_action_threshold / prediction_shift_gain). */
+  foresight: Partial<ForesightConfig>;
   /** The rate whose seed-1 runs are drawn as SVG charts. */
   chartRate: number;
 }
@@ -73,11 +94,15 @@ function parseCli(argv: string[]): Options {
       options: {
         seeds: { type: 'string', default: '5' },
         scenarios: { type: 'string', default: listScenarios().join(',') },
-        rates: { type: 'string', default: '2,20,100' },
+        rates: { type: 'string', default: '2,20,50,100' },
         tiers: { type: 'string', default: '1' },
         'steady-s': { type: 'string', default: '3600' },
         weight: { type: 'string', default: '1' },
         'chart-rate': { type: 'string', default: '20' },
+        'incident-at-s': { type: 'string', default: '180' },
+        'prediction-threshold': { type: 'string' },
+        'prediction-gain': { type: 'string' },
+        'prediction-confirm': { type: 'string' },
       },
       help: {
         seeds: 'seeds per scenario and rate (1..N)',
@@ -87,6 +112,10 @@ function parseCli(argv: string[]): Options {
         'steady-s': 'simulated seconds for scenarios without a scripted event',
         weight: 'primary weight of the rule, 0.5 to 1',
         'chart-rate': 'rate whose seed-1 run is drawn (the nearest given rate is used)',
+        'incident-at-s': 'when scripted incidents begin, simulated seconds (the rule runs that long first)',
+        'prediction-threshold': "Tier 2's action threshold (the tenant's prediction_action_threshold)",
+        'prediction-gain': "Tier 2's shift gain (prediction_shift_gain)",
+        'prediction-confirm': "Tier 2's confirm steps (prediction_confirm_steps)",
       },
       notes: 'A full run (all scenarios, 3 rates, 5 seeds) takes minutes; progress is printed per scenario on stderr.',
     },
@@ -98,6 +127,7 @@ function parseCli(argv: string[]): Options {
   const weight = Number(values.weight);
   if (!(weight >= 0.5 && weight <= 1)) throw new Error('--weight must be in 0.5..1 (spec 2.10)');
   if (!positive(values['steady-s'])) throw new Error('--steady-s must be positive');
+  if (!positive(values['incident-at-s'])) throw new Error('--incident-at-s must be positive');
   if (!positive(values['chart-rate'])) throw new Error('--chart-rate must be positive');
   const rates = list(values.rates, 'rates', positive).map(Number);
   const wanted = Number(values['chart-rate']);
@@ -107,7 +137,13 @@ function parseCli(argv: string[]): Options {
     rates,
     tiers: list(values.tiers, 'tiers', (v) => ['1', '2', '3'].includes(v)).map((v) => Number(v) as Tier),
     steadyMs: Number(values['steady-s']) * 1000,
+    incidentAtMs: Number(values['incident-at-s']) * 1000,
     weight,
+    foresight: {
+      ...(values['prediction-threshold'] !== undefined && { actionThreshold: Number(values['prediction-threshold']) }),
+      ...(values['prediction-gain'] !== undefined && { shiftGain: Number(values['prediction-gain']) }),
+      ...(values['prediction-confirm'] !== undefined && { confirmSteps: Number(values['prediction-confirm']) }),
+    },
     chartRate: rates.reduce((best, r) => (Math.abs(r - wanted) < Math.abs(best - wanted) ? r : best)),
   };
 }
@@ -132,10 +168,10 @@ function writeRunChart(dir: string, run: InProcessRun, rate: number, tier: Tier,
   return file;
 }
 
-function scenarioFor(name: string, steadyMs: number): Scenario {
+function scenarioFor(name: string, steadyMs: number, incidentAtMs: number): Scenario {
   const s = getScenario(name);
   const eventless = s.phases.length === 1 && s.phases[0].name === 'steady';
-  return eventless ? getScenario(name, { durationMs: steadyMs }) : s;
+  return eventless ? getScenario(name, { durationMs: steadyMs }) : getScenario(name, { incidentAtMs });
 }
 
 async function main(): Promise<void> {
@@ -148,6 +184,7 @@ async function main(): Promise<void> {
         : `registered stages: ${stageNames.join(', ')}`,
     );
   }
+  const foresight = resolveForesightConfig(o.foresight);
   const t0 = performance.now();
   const runs: RunMetrics[] = [];
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
@@ -156,12 +193,12 @@ async function main(): Promise<void> {
   const charts: string[] = [];
   for (const tier of o.tiers) {
     for (const name of o.scenarios) {
-      const scenario = scenarioFor(name, o.steadyMs);
+      const scenario = scenarioFor(name, o.steadyMs, o.incidentAtMs);
       const s0 = performance.now();
       for (const rate of o.rates) {
         for (let seed = 1; seed <= o.seeds; seed++) {
-          const run = await runInProcess({ scenario, ratePerSec: rate, seed, tier, primaryWeight: o.weight });
-          runs.push(measureRun(run, rate, seed, tier));
+          const run = await runInProcess({ scenario, ratePerSec: rate, seed, tier, primaryWeight: o.weight, configExtras: { foresight } });
+          runs.push(measureRun(run, rate, seed, tier, o.weight));
           if (seed === 1 && rate === o.chartRate) charts.push(writeRunChart(chartDir, run, rate, tier, seed));
         }
       }
@@ -171,7 +208,7 @@ async function main(): Promise<void> {
   const wallS = (performance.now() - t0) / 1000;
 
   const summary = summaries(runs);
-  console.log(`\nScenario benchmark: ${o.seeds} seeds, weight ${o.weight}, ${wallS.toFixed(1)} s wall`);
+  console.log(`\nScenario benchmark: ${o.seeds} seeds, weight ${o.weight}, incidents at ${o.incidentAtMs / 1000} s, ${wallS.toFixed(1)} s wall`);
   console.log(table(summary.map(summaryRow)));
   console.log(LEGEND);
   const sections: Array<[string, Record<string, unknown>[]]> = [
@@ -179,6 +216,10 @@ async function main(): Promise<void> {
     ['Tier 1, linear ramp 2%→60% over 120 s (ramp-120)', rampRows(runs)],
     ['Tier 1, false trips per simulated hour at steady technical error rates', noiseRows(runs)],
     ['Issue 5 targets (Tier 1)', targetRows(runs)],
+    ['Lead before the true error rate crosses the 30% failover threshold (published share; weight as configured)', leadRows(runs)],
+    ['Recovery after the outage ends (recovered = failover.recovered; share = the published primary share)', recoveryRows(runs)],
+    ['Shifts of ≥20% of the configured share away from the primary outside incidents; harmless 20% bumps', shiftRows(runs)],
+    ['Issue 17 targets', issue17TargetRows(runs)],
   ];
   for (const [title, rows] of sections) {
     if (rows.length === 0) continue;

@@ -10,14 +10,16 @@
  * 2. the allocation: probability of being best by Monte Carlo (bandit/allocate.ts), with Tier 2's
  *    calibrated failure probability (PF_FAILURE_PROB, NaN → 0) folded into each sampled
  *    approval rate above its healthy base rate (bandit/risk.ts), Tier 1's statuses as hard constraints (a failed_over arm gets exactly the
- *    recovery probe share, every other arm at least the exploration floor). The RNG is seeded
- *    from (slot, nowMs), so a cycle is reproducible from its inputs;
+ *    recovery probe share, every other arm at least the exploration floor), and the configured
+ *    weights (primary_weight) kept as far as the evidence cannot tell the arms apart
+ *    (allocate.ts preferOnTies). The RNG is seeded from (slot, nowMs), so a cycle is
+ *    reproducible from its inputs;
  * 3. when Tier 2 has cut the primary's share (source `prediction`), that cut is an upper bound
  *    on the primary's weight: the bandit never sends more traffic to a processor Tier 2 flagged
  *    than Tier 2 would;
  * 4. PF_BANDIT_WEIGHT of both processors is published, and the decision becomes the primary's
- *    weight with source `mab`. When Tier 1 overrides (a processor failed_over, a shift back in
- *    progress, a self-fallback rule) the stage leaves the decision alone (the pipeline restores
+ *    weight with source `mab`. When Tier 1 overrides (a processor failed_over, including its
+ *    slow-start recovery, a self-fallback rule) the stage leaves the decision alone (the pipeline restores
  *    Tier 1's share and source anyway) but keeps learning and publishing its allocation.
  *
  * Bandit off, or prediction off (the spec: disabling prediction drops the engine to Tier 1, so
@@ -103,6 +105,8 @@ export function createAutopilotStage(opts: AutopilotStageOptions = {}): RuleStag
     { posterior: { alpha: 1, beta: 1 }, status: 'healthy', failureProbability: 0 },
   ];
   const out = new Float64Array(2);
+  // The configured weights (primary, secondary): the allocation when the evidence is a tie.
+  const preferred = new Float64Array(2);
   const obs: AutopilotObservation = {
     slot: 0,
     nowMs: 0,
@@ -164,7 +168,7 @@ export function createAutopilotStage(opts: AutopilotStageOptions = {}): RuleStag
       if (n === 1) {
         raw = 1;
       } else {
-        const key = allocationKey(arms[0], arms[1], cfg);
+        const key = allocationKey(arms[0], arms[1], cfg, ctx.configWeight);
         const at = procF64[rowS + B_ALLOC_MS];
         const prev = procF64[rowP + B_RAW_PRIMARY];
         reused =
@@ -178,7 +182,9 @@ export function createAutopilotStage(opts: AutopilotStageOptions = {}): RuleStag
         if (reused) {
           raw = prev;
         } else {
-          allocate(arms, mulberry32(seedFor(ctx.slot, now)), cfg, { out, fallbackIndex: 1 });
+          preferred[0] = ctx.configWeight;
+          preferred[1] = 1 - ctx.configWeight;
+          allocate(arms, mulberry32(seedFor(ctx.slot, now)), cfg, { out, fallbackIndex: 1, preferred });
           raw = out[0];
           procF64[rowP + B_RAW_PRIMARY] = raw;
           procF64[rowP + B_ALLOC_KEY] = key;
@@ -186,9 +192,12 @@ export function createAutopilotStage(opts: AutopilotStageOptions = {}): RuleStag
         }
       }
 
-      // 3. Tier 2's cut bounds the primary's weight.
+      // 3. Tier 2's cut bounds the primary's weight; a failed_over processor (probing, or in its
+      // slow-start recovery) gets exactly what Tier 1 gives it, so the published weights are
+      // what routing does.
       let w = raw;
       if (decision.source === DecisionSource.Prediction && decision.primaryShare < w) w = decision.primaryShare;
+      if (n === 2 && (arms[0].status === 'failed_over' || arms[1].status === 'failed_over')) w = ctx.tier1Share;
 
       // 4. Publish.
       procF64[rowP + PF_BANDIT_WEIGHT] = w;
@@ -217,7 +226,7 @@ export function createAutopilotStage(opts: AutopilotStageOptions = {}): RuleStag
  * failure probabilities (to 1e-4) and the settings. Equal keys and no new outcomes let an idle
  * rule reuse its allocation; a collision (p ≈ 2^-32) only delays a recomputation by REUSE_MS.
  */
-function allocationKey(a: MutableArm, b: MutableArm, cfg: BanditConfig): number {
+function allocationKey(a: MutableArm, b: MutableArm, cfg: BanditConfig, configWeight: number): number {
   let h = 0x811c9dc5;
   const mix = (v: number): void => {
     h = Math.imul(h ^ (v | 0), 0x01000193);
@@ -234,6 +243,7 @@ function allocationKey(a: MutableArm, b: MutableArm, cfg: BanditConfig): number 
   mix(Math.round(cfg.failingPrior * 1e6));
   mix(Math.round(cfg.priorAlpha * 1e6));
   mix(Math.round(cfg.priorBeta * 1e6));
+  mix(Math.round(configWeight * 1e6));
   return h >>> 0;
 }
 

@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Transition } from '../src/engine/transitions.js';
 import type { EvaluateResult, EvaluateTask } from './protocol.js';
-import { evaluateRule } from './rule.js';
+import { evaluateRule, takeFollowUp } from './rule.js';
 import { STAGES, type RuleStage } from './stages.js';
 import { viewsFor } from './views.js';
 
@@ -19,8 +19,15 @@ export function evaluateWith(task: EvaluateTask, stages: readonly RuleStage[]): 
   const views = viewsFor(task.tablesId, task.segments);
   const transitions: Transition[] = [];
   let evaluatedSlots = 0;
+  takeFollowUp(); // nothing left over from an earlier task that threw
   for (let j = 0; j < task.slots.length; j++) {
     if (evaluateRule(views, task.slots[j], task.nowMs, task.config, stages, transitions)) evaluatedSlots++;
   }
-  return { transitions, evaluatedSlots, durationMs: performance.now() - t0 };
+  const followUpAtMs = takeFollowUp();
+  return {
+    transitions,
+    evaluatedSlots,
+    durationMs: performance.now() - t0,
+    ...(followUpAtMs !== Infinity && { followUpAtMs }),
+  };
 }

@@ -44,6 +44,11 @@ export interface EvaluateResult {
   /** Active rules evaluated (inactive slots are skipped). */
   evaluatedSlots: number;
   durationMs: number;
+  /**
+   * Epoch ms at which the shard wants another evaluation ahead of the cycle (a processor in
+   * slow-start recovery: its probe ladder moves one batch at a time); absent: the cycle will do.
+   */
+  followUpAtMs?: number;
 }
 
 const ids = new WeakMap<SharedTables, number>();

@@ -34,7 +34,7 @@ import {
   type RuleSegmentViews,
 } from '../src/shared/layout.js';
 import { newProcHealth, readHealth, writeHealth } from '../src/engine/tier1/health.js';
-import { tier1Overrides, tier1Share } from '../src/engine/tier1/share.js';
+import { followUpAt, tier1Overrides, tier1Share } from '../src/engine/tier1/share.js';
 import { newSignals, readSignals } from '../src/engine/tier1/signals.js';
 import { Role, stepProcessor, type StatusChange } from '../src/engine/tier1/state-machine.js';
 import { newProcState, readProcState, writeProcState } from '../src/engine/tier1/state.js';
@@ -65,6 +65,18 @@ const ctx: RuleStageContext = {
   tier1Override: false,
 };
 const procs = [ctx.primary, ctx.secondary];
+
+/**
+ * The earliest time (epoch ms) a rule evaluated since the last `takeFollowUp` wants to be
+ * evaluated again ahead of the cycle (a processor in slow-start recovery), Infinity if none.
+ */
+let followUpMs = Infinity;
+
+export function takeFollowUp(): number {
+  const t = followUpMs;
+  followUpMs = Infinity;
+  return t;
+}
 
 /** Evaluates `slot`; returns false when the slot holds no active rule. */
 export function evaluateRule(
@@ -129,6 +141,7 @@ export function evaluateRule(
     stepProcessor(st, signals[k], role, cfg, nowMs, changes);
     writeProcState(seg.procF64, p.row, st);
     writeHealth(seg.procF64, p.row, health[k]);
+    followUpMs = Math.min(followUpMs, followUpAt(st, cfg, nowMs));
     for (const c of changes) {
       out.push({
         slot,
@@ -153,7 +166,7 @@ export function evaluateRule(
 
   const [p, s] = states;
   ctx.tier1Share = tier1Share(p, s, health[0], health[1], ctx.configWeight, same, cfg, nowMs);
-  ctx.tier1Override = tier1Overrides(p, s, same, cfg, nowMs);
+  ctx.tier1Override = tier1Overrides(p, s, same);
   decision.primaryShare = ctx.tier1Share;
   decision.source = DecisionSource.Rules;
   decision.failProbPrimary = NaN;

@@ -2,7 +2,7 @@
  * The hook for later tiers. After Tier 1 has set statuses and its primary share, each enabled
  * stage may adjust the decision (share, source, failure probabilities) and write its own
  * state in the processor rows (PF_GRU_*, PF_BANDIT_*, PF_FAILURE_PROB, PF_BANDIT_WEIGHT).
- * When Tier 1 overrides (a processor failed_over, a shift back in progress, a self-fallback
+ * When Tier 1 overrides (a processor failed_over, its slow-start recovery included, a self-fallback
  * rule), its share and the `rules` source are restored after the stages: Tier 1 always wins.
  */
 import type { DecisionFields } from '../src/shared/decision.js';

@@ -5,7 +5,7 @@
  * - the simulator's score (bench/sim/score.ts): from routed traffic, tier-neutral (a Tier 2
  *   share cut or a Tier 3 allocation counts the same as a failover), but its 1 s trailing
  *   share window adds about half a second of measurement lag, and with no hysteresis a share
- *   hovering near 0.5 (the linear shift back after a recovery) reads as many short episodes;
+ *   hovering near 0.5 reads as many short episodes;
  * - the engine's own transitions (failover.triggered, processor.degraded), exact to the
  *   evaluation that made the decision, and what issue 3's Tier 1 numbers are about.
  */
@@ -14,6 +14,7 @@ import type { Transition } from '../../src/engine/transitions.js';
 import type { InProcessRun } from '../sim/engine-adapter.js';
 import type { Scenario } from '../sim/scenarios.js';
 import { ANTICIPATION_WINDOW_MS, score } from '../sim/score.js';
+import { measureShifts, type ShiftMetrics } from './shift-metrics.js';
 
 export interface RunMetrics {
   scenario: string;
@@ -52,6 +53,8 @@ export interface RunMetrics {
   /** Scenario times (ms) of the primary's first degraded / failed_over after the degrade crossing. */
   degradedAtMs: number | null;
   failedOverAtMs: number | null;
+  /** Issue 17's share-based measures (shift-metrics.ts). */
+  shift: ShiftMetrics;
 }
 
 /** First ms in [0, durationMs) where `f` exceeds `thr` (100 ms scan, refined to 1 ms). */
@@ -74,7 +77,7 @@ export function crossing(f: (t: number) => number, thr: number, durationMs: numb
   return null;
 }
 
-export function measureRun(run: InProcessRun, rate: number, seed: number, tier: number): RunMetrics {
+export function measureRun(run: InProcessRun, rate: number, seed: number, tier: number, configuredWeight = 1): RunMetrics {
   const { scenario, events, engine } = run;
   const s = score(events, scenario);
   const inc = scenario.incident;
@@ -115,6 +118,7 @@ export function measureRun(run: InProcessRun, rate: number, seed: number, tier: 
     // A processor that fails over straight from healthy was degraded at that moment too.
     degradedAtMs: degraded || failedOver ? Math.min(degraded ? at(degraded) : Infinity, failedOver ? at(failedOver) : Infinity) : null,
     failedOverAtMs: failedOver ? at(failedOver) : null,
+    shift: measureShifts(run, configuredWeight),
   };
 }
 

@@ -153,3 +153,115 @@ export function targetRows(runs: readonly RunMetrics[]): Row[] {
   }
   return rows;
 }
+
+// ── issue 17: lead before the threshold crossing, recovery, false shifts ──────────────────
+
+const pctOf = (x: number | null): string => (x === null ? '-' : `${Math.round(x * 100)}%`);
+const dist = (xs: readonly (number | null)[]): string =>
+  xs.length === 0 ? '-' : `p50 ${sec(median(xs))} (min ${sec(percentile(xs, 0) ?? null)}, max ${sec(percentile(xs, 100))})`;
+const selectTier = (runs: readonly RunMetrics[], tier: number, scenario: string, rate: number): RunMetrics[] =>
+  runs.filter((r) => r.tier === tier && r.scenario === scenario && r.rate === rate);
+const tiersOf = (runs: readonly RunMetrics[]): number[] => [...new Set(runs.map((r) => r.tier))].sort();
+const ratesIn = (runs: readonly RunMetrics[], scenario: string): number[] => ratesOf(runs.filter((r) => r.scenario === scenario));
+
+/** Ramps: lead of a ≥ 20% shift before the true error rate crosses the failover threshold, and the share moved at the crossing. */
+export function leadRows(runs: readonly RunMetrics[]): Row[] {
+  const rows: Row[] = [];
+  for (const scenario of ['ramp-60', 'ramp-120', 'ramp-300', 'latency-degradation']) {
+    for (const tier of tiersOf(runs)) {
+      for (const rate of ratesIn(runs, scenario)) {
+        const rs = selectTier(runs, tier, scenario, rate);
+        if (rs.length === 0) continue;
+        const moved = rs.map((r) => r.shift.movedAtCross ?? 0).sort((a, b) => a - b);
+        rows.push({
+          scenario,
+          tier,
+          'tx/s': rate,
+          seeds: rs.length,
+          'lead of ≥20% shift before crossing 30% s': dist(rs.map((r) => r.shift.leadMs)),
+          'moved at crossing p50 (min-max)': `${pctOf(moved[Math.floor((moved.length - 1) / 2)])} (${pctOf(moved[0])}-${pctOf(moved[moved.length - 1])})`,
+        });
+      }
+    }
+  }
+  return rows;
+}
+
+/** After the primary's outage ends: recovered, and ≥ 50% / ≥ 95% of the configured share back. */
+export function recoveryRows(runs: readonly RunMetrics[]): Row[] {
+  const rows: Row[] = [];
+  for (const scenario of ['recovery', 'flapping', 'flapping-10']) {
+    for (const tier of tiersOf(runs)) {
+      for (const rate of ratesIn(runs, scenario)) {
+        const rs = selectTier(runs, tier, scenario, rate);
+        if (rs.length === 0) continue;
+        rows.push({
+          scenario,
+          tier,
+          'tx/s': rate,
+          seeds: rs.length,
+          'recovered s': dist(rs.map((r) => r.recoveredMs)),
+          '≥50% share back s': dist(rs.map((r) => r.shift.share50Ms)),
+          '≥95% share back s': dist(rs.map((r) => r.shift.share95Ms)),
+          'failed in incident (mean)': (rs.reduce((a, r) => a + r.failedDuringIncident, 0) / rs.length).toFixed(1),
+        });
+      }
+    }
+  }
+  return rows;
+}
+
+/** Steady noise and harmless bumps: shifts of ≥ 20% per simulated hour; what bumps moved and cost. */
+export function shiftRows(runs: readonly RunMetrics[]): Row[] {
+  const rows: Row[] = [];
+  for (const scenario of ['steady-noise-3-jitter', 'steady-noise-10-jitter', 'steady-noise-10', 'steady-noise-15', 'benign-bump']) {
+    for (const tier of tiersOf(runs)) {
+      for (const rate of ratesIn(runs, scenario)) {
+        const rs = selectTier(runs, tier, scenario, rate);
+        if (rs.length === 0) continue;
+        const hours = rs.reduce((a, r) => a + r.hours, 0);
+        const shifts = rs.reduce((a, r) => a + r.shift.shifts, 0);
+        const bump = rs[0].shift.bumpMoved !== null;
+        rows.push({
+          scenario,
+          tier,
+          'tx/s': rate,
+          'simulated h': hours.toFixed(2),
+          'shifts ≥20%': shifts,
+          'bump: traffic moved (mean)': bump ? pctOf(rs.reduce((a, r) => a + (r.shift.bumpMoved ?? 0), 0) / rs.length) : '-',
+          'bump: technical failures (mean)': bump ? (rs.reduce((a, r) => a + (r.shift.bumpFailed ?? 0), 0) / rs.length).toFixed(1) : '-',
+        });
+      }
+    }
+  }
+  return rows;
+}
+
+/** Issue 17's targets with hit/miss (each needs its scenario, rate and tier in the run). */
+export function issue17TargetRows(runs: readonly RunMetrics[]): Row[] {
+  const rows: Row[] = [];
+  const add = (target: string, rs: RunMetrics[], measured: () => string, ok: () => boolean): void => {
+    rows.push(rs.length === 0 ? { target, measured: 'not run', result: '-' } : { target, measured: measured(), result: ok() ? 'hit' : 'MISS' });
+  };
+  const leadTier = (runs: readonly RunMetrics[]): number => Math.max(...tiersOf(runs));
+  const t2 = leadTier(runs);
+  for (const rate of [20, 50]) {
+    const rs = selectTier(runs, t2, 'ramp-120', rate);
+    const leads = rs.map((r) => r.shift.leadMs);
+    add(`tier ${t2}, ramp-120 @${rate} tx/s: ≥20% left the primary ≥30 s before the 30% crossing (median)`, rs, () => dist(leads), () => (median(leads) ?? -Infinity) >= 30_000);
+    const moved = rs.map((r) => -(r.shift.movedAtCross ?? 0));
+    add(`tier ${t2}, ramp-120 @${rate} tx/s: ≥50% moved by the crossing (median)`, rs, () => pctOf(-(median(moved) ?? 0)), () => -(median(moved) ?? 0) >= 0.5);
+  }
+  for (const scenario of ['steady-noise-3-jitter', 'steady-noise-10-jitter']) {
+    const rs = runs.filter((r) => r.tier === t2 && r.scenario === scenario);
+    const shifts = rs.reduce((a, r) => a + r.shift.shifts, 0);
+    const hours = rs.reduce((a, r) => a + r.hours, 0);
+    add(`tier ${t2}, ${scenario}: 0 shifts of ≥20% (all rates)`, rs, () => `${shifts} in ${hours.toFixed(1)} simulated h`, () => shifts === 0);
+  }
+  const rec = (rate: number): RunMetrics[] => selectTier(runs, 1, 'recovery', rate);
+  add('tier 1, recovery @50 tx/s: healthy within 15 s (median)', rec(50), () => dist(rec(50).map((r) => r.recoveredMs)), () => (median(rec(50).map((r) => r.recoveredMs)) ?? Infinity) <= 15_000);
+  add('tier 1, recovery @50 tx/s: ≥50% of the configured share within 20 s (median)', rec(50), () => dist(rec(50).map((r) => r.shift.share50Ms)), () => (median(rec(50).map((r) => r.shift.share50Ms)) ?? Infinity) <= 20_000);
+  add('tier 1, recovery @50 tx/s: ≥95% of the configured share within 40 s (median)', rec(50), () => dist(rec(50).map((r) => r.shift.share95Ms)), () => (median(rec(50).map((r) => r.shift.share95Ms)) ?? Infinity) <= 40_000);
+  add('tier 1, recovery @2 tx/s: healthy within 120 s (median)', rec(2), () => dist(rec(2).map((r) => r.recoveredMs)), () => (median(rec(2).map((r) => r.recoveredMs)) ?? Infinity) <= 120_000);
+  return rows;
+}

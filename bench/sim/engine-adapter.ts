@@ -10,6 +10,8 @@
  *   - a cycle every `evalIntervalMs`, skipped (not queued) while the shard's task runs;
  *   - an early evaluation when `wantsEarlyEvaluation` says so (a hard run or an error burst), at most one per
  *     `earlyGapMs`, deferred until a running task finishes;
+ *   - a follow-up evaluation when a task asks for one (slow-start recovery), through the
+ *     early path;
  *   - a task publishes its decision `poolDelayMs` after dispatch (the pool round trip; the
  *     real pool takes well under that, so this errs on the slow side).
  * Pending engine work is caught up at the start of every driver call, each item at its own
@@ -128,6 +130,10 @@ export class InProcessEngine implements EngineAdapter {
   private runningEarly = false;
   private earlyPending = false;
   private earlyTimer = Infinity;
+  /** A follow-up evaluation a task asked for (epoch ms), Infinity if none. */
+  private followUpAt = Infinity;
+  /** The published primary share over time: [scenario ms, share] at each change (benchmark measures). */
+  readonly shareSeries: Array<[number, number]> = [];
   private lastEarly = -Infinity;
 
   constructor(o: InProcessEngineOptions) {
@@ -204,10 +210,15 @@ export class InProcessEngine implements EngineAdapter {
   /** Runs every scheduler step due at or before `nowMs`, each at its own time. */
   private catchUp(nowMs: number): void {
     for (;;) {
-      const t = Math.min(this.runningUntil, this.earlyTimer, this.nextCycle);
+      const t = Math.min(this.runningUntil, this.earlyTimer, this.followUpAt, this.nextCycle);
       if (t > nowMs) return;
       if (t === this.runningUntil) this.finish(t);
-      else if (t === this.earlyTimer) {
+      else if (t === this.followUpAt) {
+        // EngineScheduler.scheduleFollowUp: an early evaluation request at the asked time.
+        this.followUpAt = Infinity;
+        this.earlyPending = true;
+        this.tryEarly(t);
+      } else if (t === this.earlyTimer) {
         this.earlyTimer = Infinity;
         this.tryEarly(t);
       } else {
@@ -249,6 +260,10 @@ export class InProcessEngine implements EngineAdapter {
       config: this.config,
     });
     for (const tr of result.transitions) this.transitions.push(tr);
+    if (result.followUpAtMs !== undefined) this.followUpAt = Math.min(this.followUpAt, Math.max(t, result.followUpAtMs));
+    const share = this.primaryShare();
+    const last = this.shareSeries[this.shareSeries.length - 1];
+    if (last === undefined || last[1] !== share) this.shareSeries.push([t - this.startMs, share]);
     if (this.onEvaluated) {
       const d = readDecision(this.tables.ruleSegs[this.rule.slot >> RULE_SHIFT], this.rule.slot & RULE_MASK, this.decision);
       this.onEvaluated({

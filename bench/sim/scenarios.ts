@@ -177,6 +177,36 @@ const flapping: ScenarioFactory = (o = {}) => {
   });
 };
 
+/** Issue 17's flapping processor: down 10 s, up 10 s, twelve times, then healthy. */
+const flapping10: ScenarioFactory = (o = {}) => {
+  const name = 'flapping-10';
+  const at = o.incidentAtMs ?? DEFAULT_INCIDENT_AT_MS;
+  const spans: Array<{ startMs: number; endMs: number; value: number }> = [];
+  const phases: Phase[] = [{ startMs: 0, name: 'baseline' }];
+  for (let i = 0; i < 12; i++) {
+    const t = at + i * 20_000;
+    spans.push({ startMs: t, endMs: t + 10_000, value: 1 });
+    phases.push({ startMs: t, name: 'flap-down' }, { startMs: t + 10_000, name: 'flap-up' });
+  }
+  const end = at + 12 * 20_000;
+  phases.push({ startMs: end, name: 'healthy' });
+  return scenario({
+    name,
+    description: 'Primary fully down for 10 s, up for 10 s, twelve times over 4 minutes, then healthy',
+    durationMs: o.durationMs ?? end + TAIL_MS,
+    ...processors(name, { errorRate: windows(BASE_ERROR_RATE, spans), errorMix: OUTAGE_MIX }),
+    phases,
+  });
+};
+
+/**
+ * Latency jitter: median and p95 wander ±30 % around their base on two incommensurate
+ * periods (37 s and 113 s), the kind of wobble a healthy processor shows all day.
+ */
+function jitter(base: number): TimeFn {
+  return (t) => base * (1 + 0.2 * Math.sin((2 * Math.PI * t) / 37_000) + 0.1 * Math.sin((2 * Math.PI * t) / 113_000 + 1));
+}
+
 const benignBump: ScenarioFactory = (o = {}) => {
   const name = 'benign-bump';
   const at = o.incidentAtMs ?? DEFAULT_INCIDENT_AT_MS;
@@ -250,12 +280,24 @@ export const SCENARIOS: Record<string, ScenarioFactory> = {
   'steady-noise-15': steadyFactory('steady-noise-15', 'Both processors at a steady 15 % technical errors: noise, never a failover', {
     errorRate: 0.15,
   }),
+  'steady-noise-3-jitter': steadyFactory(
+    'steady-noise-3-jitter',
+    'Both processors at a steady 3 % technical errors with latency jitter: noise, never a shift',
+    { errorRate: 0.03, latencyMedianMs: jitter(220), latencyP95Ms: jitter(700) },
+  ),
+  'steady-noise-10-jitter': steadyFactory(
+    'steady-noise-10-jitter',
+    'Both processors at a steady 10 % technical errors with latency jitter: noise, never a shift',
+    { errorRate: 0.1, latencyMedianMs: jitter(220), latencyP95Ms: jitter(700) },
+  ),
   'sudden-outage': errorRamp('sudden-outage', 'Primary goes to 100 % technical errors at once and stays down', 0, 1),
   'partial-outage': errorRamp('partial-outage', 'Primary goes to 60 % technical errors at once and stays there', 0, 0.6),
   'ramp-60': errorRamp('ramp-60', 'Primary technical errors rise linearly 2 % to 60 % over 60 s', 60_000, 0.6),
   'ramp-120': errorRamp('ramp-120', 'Primary technical errors rise linearly 2 % to 60 % over 120 s', 120_000, 0.6),
+  'ramp-300': errorRamp('ramp-300', 'Primary technical errors rise linearly 2 % to 60 % over 300 s', 300_000, 0.6),
   'latency-degradation': latencyDegradation,
   flapping,
+  'flapping-10': flapping10,
   'benign-bump': benignBump,
   recovery,
   'secondary-better': steadyFactory(

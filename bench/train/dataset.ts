@@ -12,7 +12,6 @@
  *   before its incident), primary weight 0.9 (the onboarding default).
  */
 import { deriveSeed, Rng } from '../sim/rng.js';
-import { listScenarios } from '../sim/scenarios.js';
 import { drawCuts, type ShareCut } from './perturb.js';
 import type { ScenarioSpec, VariantKind, VariantSpec } from './scenario-spec.js';
 
@@ -35,6 +34,27 @@ export interface DatasetSize {
   /** Named scenarios used (all by default). */
   scenarios?: readonly string[];
 }
+
+/**
+ * The named scenarios the model is trained and judged on, pinned: scenarios added to the
+ * simulator later (for the benchmark) must not change what `npm run train` rebuilds.
+ */
+export const TRAINING_SCENARIOS: readonly string[] = Object.freeze([
+  'steady',
+  'steady-noise-10',
+  'steady-noise-15',
+  'sudden-outage',
+  'partial-outage',
+  'ramp-60',
+  'ramp-120',
+  'latency-degradation',
+  'flapping',
+  'benign-bump',
+  'recovery',
+  'secondary-better',
+  'drift',
+  'steady-pair-95-93',
+]);
 
 export const FULL_SIZE: DatasetSize = { trainSeeds: 6, variants: 300, calibSeeds: 2, testSeeds: 3, rates: [2, 20, 100] };
 export const TINY_SIZE: DatasetSize = {
@@ -60,7 +80,7 @@ function named(name: string, incidentAtMs: number): ScenarioSpec {
 export function heldOutSpecs(split: 'calib' | 'test', size: DatasetSize): TraceDescriptor[] {
   const seeds = split === 'calib' ? size.calibSeeds : size.testSeeds;
   const out: TraceDescriptor[] = [];
-  for (const name of size.scenarios ?? listScenarios()) {
+  for (const name of size.scenarios ?? TRAINING_SCENARIOS) {
     for (const rate of size.rates) {
       for (let s = 0; s < seeds; s++) {
         out.push({ family: name, scenario: named(name, HELD_OUT_INCIDENT_AT_MS), rate, seed: deriveSeed(HELD_OUT_SEED, `${split}:${name}:${rate}:${s}`), primaryWeight: 0.9 });
@@ -73,7 +93,7 @@ export function heldOutSpecs(split: 'calib' | 'test', size: DatasetSize): TraceD
 export function trainSpecs(seed: number, size: DatasetSize): TraceDescriptor[] {
   const rng = new Rng(seed).fork('dataset');
   const out: TraceDescriptor[] = [];
-  for (const name of size.scenarios ?? listScenarios()) {
+  for (const name of size.scenarios ?? TRAINING_SCENARIOS) {
     for (const rate of size.rates) {
       for (let s = 0; s < size.trainSeeds; s++) {
         const at = incidentStart(rng);

@@ -1,23 +1,30 @@
 /**
  * Labelled training traces: a scenario run through the real engine (Tier 1 only, prediction
  * off) with a recording stage that cuts feature steps on the service's own schedule
- * (`advanceProcessor` without a model), then labels each step from Tier 1's transitions:
+ * (`advanceProcessor` without a model), then labels each step from the processor's TRUE
+ * technical error rate (the simulator knows it; on production traces the hindsight window
+ * rate plays that part):
  *
- *   y(t) = 1  iff Tier 1 moves this processor to failed_over in (t, t + HORIZON_MS]
+ *   y(t) = 1  iff the true error rate exceeds the failover threshold somewhere in [t, t + HORIZON_MS]
  *
- * Steps are masked out (weight 0, still fed to the GRU so its state runs on) when the
+ * The condition itself, not Tier 1's reaction to it: Tier 1 needs evidence and fails over
+ * some 20 s after the crossing on a ramp, and labelling its decision would throw that lead
+ * away. Steps are masked out (weight 0, still fed to the GRU so its state runs on) when the
  * processor is already failed_over (Tier 1 owns the decision then) or when the horizon runs
- * past the end of the run with no failover seen (the label is unknown).
+ * past the end of the run with no crossing seen (the label is unknown).
  */
 import { ProcessorStatus } from '../../src/shared/layout.js';
 import { N_FEATURES } from '../../src/engine/foresight/features.js';
+import { DEFAULT_TIER1_CONFIG } from '../../src/engine/tier1/config.js';
 import { advanceProcessor, newStepResult } from '../../src/engine/foresight/step.js';
 import type { RuleStage } from '../../workers/stages.js';
 import type { Scenario } from '../sim/scenarios.js';
 import { RUN_START_MS, runEngine, transitionTime, type EngineRun } from './engine-run.js';
 
-/** The prediction horizon: "Tier 1 fails this processor over within the next 60 s". */
+/** The prediction horizon: "the error rate exceeds the failover threshold within the next 60 s". */
 export const HORIZON_MS = 60_000;
+/** Resolution of the scan of the true error rate over a step's horizon. */
+const SCAN_MS = 500;
 
 export interface TraceSpec {
   /** Scenario family (named scenario or variant kind), for splits and reports. */
@@ -80,12 +87,24 @@ export function failoverTimes(run: EngineRun, k: 0 | 1): number[] {
   return run.transitions.filter((tr) => tr.processor === k && tr.to === 'failed_over').map(transitionTime);
 }
 
-/** Labels and mask for steps at `t` given the failover times and the run's end. */
-export function label(t: ArrayLike<number>, failedOver: ArrayLike<boolean>, fails: readonly number[], endMs: number): { y: Uint8Array; mask: Uint8Array } {
+/** Whether `errorRate` exceeds `threshold` anywhere in [t, t + HORIZON_MS] (scanned every SCAN_MS). */
+export function crossesWithin(errorRate: (t: number) => number, threshold: number, t: number): boolean {
+  for (let u = t; u <= t + HORIZON_MS; u += SCAN_MS) if (errorRate(u) > threshold) return true;
+  return false;
+}
+
+/** Labels and mask for steps at `t` given the true error rate curve and the run's end. */
+export function label(
+  t: ArrayLike<number>,
+  failedOver: ArrayLike<boolean>,
+  errorRate: (t: number) => number,
+  threshold: number,
+  endMs: number,
+): { y: Uint8Array; mask: Uint8Array } {
   const y = new Uint8Array(t.length);
   const mask = new Uint8Array(t.length);
   for (let s = 0; s < t.length; s++) {
-    const hit = fails.some((f) => f > t[s] && f <= t[s] + HORIZON_MS);
+    const hit = crossesWithin(errorRate, threshold, t[s]);
     y[s] = hit ? 1 : 0;
     const known = hit || t[s] + HORIZON_MS <= endMs;
     mask[s] = known && !failedOver[s] ? 1 : 0;
@@ -104,7 +123,8 @@ export async function generateTrace(spec: TraceSpec): Promise<Sequence[]> {
   });
   return ([0, 1] as const).map((k) => {
     const r = recorded[k];
-    const { y, mask } = label(r.t, r.failedOver, failoverTimes(run, k), spec.scenario.durationMs);
+    const proc = k === 0 ? spec.scenario.primary : spec.scenario.secondary;
+    const { y, mask } = label(r.t, r.failedOver, proc.errorRate, DEFAULT_TIER1_CONFIG.failoverThreshold, spec.scenario.durationMs);
     return {
       family: spec.family,
       rate: spec.rate,

@@ -78,6 +78,9 @@ interface ShardState {
   earlyPending: boolean;
   lastEarlyMs: number;
   timer: ReturnType<typeof setTimeout> | undefined;
+  /** A follow-up the last task asked for (a processor in slow-start recovery), and when. */
+  followUp: ReturnType<typeof setTimeout> | undefined;
+  followUpAtMs: number;
 }
 
 export class EngineScheduler {
@@ -134,7 +137,7 @@ export class EngineScheduler {
       tasks.push(this.dispatch(st, spec));
     }
     for (const [id, st] of this.shards) {
-      if (!seen.has(id) && st.running === null && st.timer === undefined) this.shards.delete(id);
+      if (!seen.has(id) && st.running === null && st.timer === undefined && st.followUp === undefined) this.shards.delete(id);
     }
     await Promise.all(tasks);
     const end = this.now();
@@ -196,7 +199,9 @@ export class EngineScheduler {
     const running: Promise<void>[] = [];
     for (const st of this.shards.values()) {
       clearTimeout(st.timer);
+      clearTimeout(st.followUp);
       st.timer = undefined;
+      st.followUp = undefined;
       if (st.running !== null) running.push(st.running);
     }
     await Promise.all(running);
@@ -210,7 +215,7 @@ export class EngineScheduler {
   private state(shardId: string): ShardState {
     let st = this.shards.get(shardId);
     if (st === undefined) {
-      st = { running: null, earlyPending: false, lastEarlyMs: -Infinity, timer: undefined };
+      st = { running: null, earlyPending: false, lastEarlyMs: -Infinity, timer: undefined, followUp: undefined, followUpAtMs: Infinity };
       this.shards.set(shardId, st);
     }
     return st;
@@ -265,6 +270,7 @@ export class EngineScheduler {
     try {
       if (result !== undefined) {
         this.deliver(shardId, result);
+        if (result.followUpAtMs !== undefined) this.scheduleFollowUp(shardId, st, result.followUpAtMs);
       } else {
         this.counters.tasksFailed++;
         this.report(shardId, error);
@@ -273,6 +279,25 @@ export class EngineScheduler {
       this.report(shardId, err);
     }
     this.tryEarly(shardId, st);
+  }
+
+  /**
+   * An evaluation at `atMs` through the early path (same rate limit, never two tasks at once),
+   * for a shard whose last task asked for it. One timer per shard, kept at the earliest time.
+   */
+  private scheduleFollowUp(shardId: string, st: ShardState, atMs: number): void {
+    if (this.stopped) return;
+    if (st.followUp !== undefined) {
+      if (st.followUpAtMs <= atMs) return;
+      clearTimeout(st.followUp);
+    }
+    st.followUpAtMs = atMs;
+    st.followUp = setTimeout(() => {
+      st.followUp = undefined;
+      st.followUpAtMs = Infinity;
+      this.requestEvaluation(shardId);
+    }, Math.max(0, atMs - this.now()));
+    st.followUp.unref();
   }
 
   private deliver(shardId: string, result: EvaluateResult): void {

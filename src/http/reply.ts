@@ -77,7 +77,7 @@ function write(
   res.end(body, closeConnection);
 }
 
-/** Status line and headers (CORS included); call corked. */
+/** Status line and headers (with the CORS ones when the origin is allowed); the caller corks. */
 export function writeHead(res: HttpResponse, state: ResponseState, status: number, contentType: string, headers: Record<string, string> | undefined): void {
   res.writeStatus(statusLine(status));
   res.writeHeader('Content-Type', contentType);

@@ -93,7 +93,8 @@ export class Router {
   }
 
   private begin(res: HttpResponse, req: HttpRequest): ResponseState {
-    const state: ResponseState = { aborted: false, done: false, corsOrigin: null };
+    // `counted` is set here, not added later: one object shape for every request.
+    const state: ResponseState & { counted: boolean } = { aborted: false, done: false, corsOrigin: null, counted: false };
     this.inFlight++;
     res.onAborted(() => {
       state.aborted = true;

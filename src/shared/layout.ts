@@ -65,7 +65,7 @@ export const DECISION_SOURCE_NAMES = ['rules', 'prediction', 'mab'] as const;
 export const enum ManualCommand {
   None = 0,
   Failover = 1, // the primary goes failed_over now, as Tier 1 would (reason "manual")
-  Recover = 2, // failed_over processors recover now; the primary's shift back starts
+  Recover = 2, // failed_over processors recover now; the primary gets its configured weight back
 }
 
 // ── per processor slot (two per rule), Float64 fields ────────────────────────────────────

@@ -93,7 +93,9 @@ describe('Tier 1 failover through the API', () => {
     // Spec 2.7: the observed value that exceeded the threshold (the run's error rate, 1 > 0.3).
     expect(ev.json[0].trigger_value).toBeGreaterThan(ev.json[0].threshold);
     expect(ev.json[0]).toMatchObject({ trigger_value: 1, threshold: 0.3 });
-    expect(ev.json[0].reason).toMatch(/10 consecutive technical failures/);
+    // On a loaded machine more failures may arrive before the evaluation runs: at least 10.
+    expect(ev.json[0].reason).toMatch(/(\d+) consecutive technical failures.*run length 10/);
+    expect(Number(/(\d+) consecutive/.exec(ev.json[0].reason)?.[1])).toBeGreaterThanOrEqual(10);
     expect(Number.isNaN(Date.parse(ev.json[0].timestamp))).toBe(false);
     const stats = await s.request('GET', '/v1/stats');
     expect(stats.json.failover_events).toBe(1);
@@ -154,7 +156,7 @@ describe('tier configuration', () => {
     const r = await s.request('GET', '/v1/config/tiers');
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({ prediction_enabled: true, bandit_enabled: true, tier: 3, shadow_mode: false });
-    expect(r.json.thresholds).toMatchObject({ degrade_threshold: 0.15, failover_threshold: 0.3, recovery_threshold: 0.05 });
+    expect(r.json.thresholds).toMatchObject({ degrade_threshold: 0.15, failover_threshold: 0.3, recovery_threshold: 0.1, probe_burst: 2, min_probe_rate: 1 });
   });
 
   it('toggles apply at once, together or apart, and persist', async () => {

@@ -161,7 +161,8 @@ const tiers: BodyEndpoint = {
   base: fc.constant({ prediction_enabled: true, bandit_enabled: true, shadow_mode: false, thresholds: { run_length: 10 }, error_codes: { decline: ['fz_decline'], technical: [] } }),
   fields: [
     { path: ['tier'], conforms: kinds.oneOf(1, 2, 3) },
-    { path: ['rate_limit_rps'], conforms: kinds.nullOr(kinds.int(0, 10_000_000)) },
+    // rate_limit_rps is left out: an accepted small limit would throttle the fuzzer's own
+    // requests (429) for the rest of the run. Its validation is tested in hardening-limits.
     { path: ['prediction_enabled'], conforms: kinds.bool },
     { path: ['bandit_enabled'], conforms: kinds.bool },
     { path: ['shadow_mode'], conforms: kinds.bool },

@@ -139,7 +139,7 @@ describe('processor drain', () => {
 });
 
 describe('manual failover and recovery', () => {
-  it('failover moves traffic now with a failover event (reason "manual"), webhook and counter; an override still wins; recover starts the shift back', async () => {
+  it('failover moves traffic now with a failover event (reason "manual"), webhook and counter; an override still wins; recover hands the configured weight back', async () => {
     await create('m_rule', ['SE', 'SEK'], { primary_weight: 1 });
     const before = (await s.request('GET', '/v1/stats', undefined, A)).json.failover_events;
     const f = await s.request('POST', '/v1/rules/m_rule/failover', undefined, A);
@@ -162,7 +162,7 @@ describe('manual failover and recovery', () => {
     const r = await s.request('POST', '/v1/rules/m_rule/recover', undefined, A);
     expect(r.status).toBe(200);
     expect(r.json.primary.status).toBe('healthy');
-    expect(r.json.decision.processor_id).toBe('adyen'); // the shift back starts at 10%
+    expect(r.json.decision.processor_id).toBe('stripe'); // the configured weight (1) at once, as at the end of a slow start
     await until('recovery webhook', () => received.find((e) => e.event_type === 'failover.recovered' && e.data.rule_id === 'm_rule'));
     expect((await s.request('POST', '/v1/rules/m_rule/recover', undefined, A)).json.error.code).toBe('ENGINE_STATE_CONFLICT');
     expect((await s.request('POST', '/v1/rules/m_rule/failover', undefined, B)).status).toBe(404);

@@ -158,16 +158,26 @@ describe('allocation and constraints', () => {
   it('gives a failed_over processor only its recovery probes (Tier 1 in control)', () => {
     const outage: Model = (k, t) => ({ err: k === 0 && t >= 30_000 ? 1 : 0.02, decline: 0.03 });
     const s = tier3({ seed: 4 });
-    s.run(150_000, { rate: 20, model: outage });
+    const seen = new Set<string>();
+    s.run(150_000, {
+      rate: 20,
+      model: outage,
+      onEval: () => {
+        if (s.status(0) === 'failed_over') seen.add(weights(s).join(','));
+      },
+    });
     expect(s.status(0)).toBe('failed_over');
-    expect(weights(s)).toEqual([0.02, 0.98]); // the bandit's probe share is Tier 1's (configOf)
+    // The published weights are Tier 1's probe share: 0 while suspended, 1 probe/s of the rule's
+    // last-minute traffic while probing (5% at 20 tx/s; more while the run is younger than a minute).
+    for (const w of seen) {
+      const [p, q] = w.split(',').map(Number);
+      expect(p === 0 || (p > 0.04 && p <= 0.25), w).toBe(true);
+      expect(p + q).toBeCloseTo(1, 9);
+    }
+    expect(seen.size).toBeGreaterThan(1);
+    expect(weights(s)[0]).toBeCloseTo(s.share(), 12);
     expect(s.source()).toBe(DecisionSource.Rules); // Tier 1 overrides: its share, its source
-    expect(s.share()).toBeLessThanOrEqual(0.02);
-
-    const custom = tier3({ seed: 4, bandit: { probeShare: 0.01 } });
-    custom.run(150_000, { rate: 20, model: outage });
-    expect(custom.status(0)).toBe('failed_over');
-    expect(weights(custom)).toEqual([0.01, 0.99]);
+    expect(s.share()).toBeLessThanOrEqual(0.06);
   });
 
   it('a failed_over secondary is capped at its probes even when it approves more', () => {
@@ -175,7 +185,11 @@ describe('allocation and constraints', () => {
     const s = tier3({ seed: 6, tier1: { probeBackoffBaseMs: 600_000, probeBackoffMaxMs: 600_000 } });
     s.run(45_000, { rate: 20, model });
     expect(s.status(1)).toBe('failed_over');
-    expect(weights(s)).toEqual([0.98, 0.02]);
+    expect(weights(s)).toEqual([1, 0]); // its probes are suspended (10 minutes here)
+    const probing = tier3({ seed: 6, tier1: { probeBackoffBaseMs: 1000, probeBackoffMaxMs: 1000, minProbeRate: 0 } });
+    probing.run(45_000, { rate: 20, model: (k, t) => ({ err: k === 1 && t >= 20_000 ? 1 : 0.01, decline: k === 0 ? 0.2 : 0 }) });
+    expect(probing.status(1)).toBe('failed_over');
+    expect(weights(probing)[1]).toBeLessThanOrEqual(0.02); // at the bottom of the ladder, however well it approved
   });
 
   it('lowers the weight of a processor Tier 2 predicts will fail (above its base rate), and never exceeds a Tier 2 cut', () => {
@@ -264,9 +278,10 @@ describe('learning', () => {
     const model = approvals(0.9, 0.96);
     const first = routedDuring(s, 60_000, model);
     const next = routedDuring(s, 180_000, model);
-    // Seed 3: 93.6 % of the first minute's traffic already on the secondary, 98.5 % from 1 to 3
-    // minutes (seeds 1-8: 84-94 % and 97.7-98.5 %; the floor keeps 2 % on the primary).
-    expect(first[1] / (first[0] + first[1])).toBeGreaterThan(0.8);
+    // The configured 90/10 holds until the credible intervals separate (issue 17: ties keep the
+    // operator's weights), so the first minute is split (seed 3: ~60 % on the secondary); from 1
+    // to 3 minutes ≥ 95 % (the floor keeps 2 % on the primary).
+    expect(first[1] / (first[0] + first[1])).toBeGreaterThan(0.5);
     expect(next[1] / (next[0] + next[1])).toBeGreaterThan(0.95);
     expect(weights(s)).toEqual([0.02, 0.98]);
     expect(s.source()).toBe(DecisionSource.Mab);

@@ -22,7 +22,7 @@ describe('in-process engine adapter', () => {
       // The traffic follows: the score sees it leave the primary shortly after.
       expect(m.detectionMs!).toBeLessThan(2500);
       expect(run.engine.status(0)).toBe('failed_over');
-      expect(run.engine.primaryShare()).toBeLessThanOrEqual(0.02);
+      expect(run.engine.primaryShare()).toBeLessThanOrEqual(0.06); // recovery probes: 1 probe/s of 20 tx/s at the bottom of the slow-start ladder
       expect(run.engine.counters.earlyEvaluations).toBeGreaterThanOrEqual(1);
     }
   });

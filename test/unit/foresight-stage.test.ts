@@ -7,7 +7,7 @@ import { getScenario } from '../../bench/sim/scenarios.js';
 import { runEngine } from '../../bench/train/engine-run.js';
 import { runPair } from '../../bench/train/events.js';
 import { loadModel } from '../../src/engine/foresight/model.js';
-import { DEFAULT_FORESIGHT_CONFIG, predictedShare, resolveForesightConfig } from '../../src/engine/foresight/policy.js';
+import { DEFAULT_FORESIGHT_CONFIG } from '../../src/engine/foresight/policy.js';
 import { createForesightStage } from '../../src/engine/foresight/stage.js';
 import { G_STEPS } from '../../src/engine/foresight/state.js';
 import { readDecision } from '../../src/shared/decision.js';
@@ -33,19 +33,23 @@ const THR = DEFAULT_FORESIGHT_CONFIG.actionThreshold;
 const INCIDENT_AT = 120_000;
 
 describe('Foresight with the trained model', () => {
-  it('on a seeded 120 s ramp at 20 tx/s, the probability crosses the action threshold well before Tier 1 fails over', async () => {
-    const r = await runPair({ name: 'ramp-120', rate: 20, seed: 11, incidentAtMs: INCIDENT_AT, model });
+  it('on a seeded 120 s ramp at 20 tx/s, ≥ 20% of the traffic leaves the primary well before the error rate crosses the failover threshold', async () => {
+    // The rule runs 3 minutes before the ramp (the model's cold start is behind it, as in service).
+    const at = 180_000;
+    const r = await runPair({ name: 'ramp-120', rate: 20, seed: 11, incidentAtMs: at, model });
     const tier1Failover = r.tier1.failoverMs;
     expect(tier1Failover).not.toBeNull();
+    const crossAt = at + ((0.3 - 0.02) / 0.58) * 120_000;
     const evals = r.tier2.run.evals;
-    const crossing = evals.find((e) => e.pPrimary > THR);
-    expect(crossing).toBeDefined();
-    expect(crossing!.t).toBeGreaterThan(INCIDENT_AT); // not before the ramp began
-    expect(crossing!.t).toBeLessThan(tier1Failover! - 20_000);
-    // It moved traffic, as `prediction`, before Tier 1 would have.
-    const acted = evals.find((e) => e.source === 'prediction');
-    expect(acted!.t).toBeLessThan(tier1Failover!);
-    expect(acted!.share).toBeLessThan(r.tier2.run.configWeight);
+    const w = r.tier2.run.configWeight;
+    const moved20 = evals.find((e) => e.t >= at && e.share <= 0.8 * w);
+    expect(moved20).toBeDefined();
+    console.log(`ramp-120 @20 tx/s seed 11: 20% moved ${((crossAt - moved20!.t) / 1000).toFixed(1)} s before the 30% crossing, Tier 1 alone fails over ${((tier1Failover! - crossAt) / 1000).toFixed(1)} s after it`);
+    expect(moved20!.t).toBeLessThan(crossAt - 15_000);
+    expect(moved20!.source).toBe('prediction');
+    // By the crossing at least half of it has left.
+    const atCross = evals.filter((e) => e.t <= crossAt).pop()!;
+    expect(atCross.share).toBeLessThanOrEqual(0.5 * w);
     // Tier 1 still fails the primary over in the Foresight run, and then its share stands.
     const t2Failover = r.tier2.failoverMs!;
     expect(t2Failover).not.toBeNull();
@@ -53,11 +57,11 @@ describe('Foresight with the trained model', () => {
     expect(after.length).toBeGreaterThan(0);
     for (const e of after) {
       expect(e.source).toBe('rules');
-      expect(e.share).toBeLessThanOrEqual(0.02);
+      expect(e.share).toBeLessThanOrEqual(0.06); // its recovery probes (1 probe/s of 20 tx/s, slow start)
       expect(Number.isFinite(e.pPrimary)).toBe(true); // still published while Tier 1 overrides
     }
-    // And the Tier 1 baseline before the ramp: no prediction decisions.
-    expect(evals.filter((e) => e.t < INCIDENT_AT && e.source === 'prediction')).toHaveLength(0);
+    // And before the ramp: no shift of 20% or more.
+    expect(evals.filter((e) => e.t < at && e.share <= 0.8 * w)).toHaveLength(0);
   });
 
   it.each([
@@ -125,24 +129,6 @@ describe('prediction disabled', () => {
       expect(Number.isNaN(seg.procF64[row + PF_FAILURE_PROB])).toBe(true);
       expect(seg.procF64[row + G_STEPS]).toBe(0);
     }
-  });
-});
-
-describe('shift policy', () => {
-  it('scales the primary share with the risk above the threshold, floored, and never toward a riskier secondary', () => {
-    const cfg = resolveForesightConfig({ actionThreshold: 0.5, shiftGain: 1, minPrimaryShare: 0.1 });
-    expect(predictedShare(0.9, 0.4, 0, cfg)).toBeNaN();
-    expect(predictedShare(0.9, 0.5, 0, cfg)).toBeNaN();
-    expect(predictedShare(0.9, 0.6, 0, cfg)).toBeCloseTo(0.72, 10);
-    expect(predictedShare(0.9, 0.75, 0, cfg)).toBeCloseTo(0.45, 10);
-    expect(predictedShare(0.9, 0.99, 0, cfg)).toBe(0.1);
-    expect(predictedShare(0.9, 0.8, 0.85, cfg)).toBeNaN();
-    const half = resolveForesightConfig({ actionThreshold: 0.8, shiftGain: 0.5 });
-    expect(predictedShare(0.9, 0.9, 0, half)).toBeCloseTo(0.9 * (1 - 0.5 * 0.5), 10);
-    // The documented defaults.
-    expect(predictedShare(0.9, 0.8, 0, DEFAULT_FORESIGHT_CONFIG)).toBeCloseTo(0.45, 10);
-    expect(() => resolveForesightConfig({ actionThreshold: 1 })).toThrow(/actionThreshold/);
-    expect(() => resolveForesightConfig({ confirmSteps: 5 })).toThrow(/confirmSteps/);
   });
 });
 

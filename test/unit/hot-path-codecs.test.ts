@@ -55,8 +55,8 @@ describe('plain hot bodies', () => {
     fc.constant([]),
     fc.constant({}),
   );
-  const routeKeys = ['country', 'currency', 'payment_method', 'card_type', 'transaction_type', 'amount', 'amount_tier', 'other'];
-  const outcomeKeys = ['rule_id', 'processor_id', 'success', 'latency_ms', 'error_code', 'other'];
+  const routeKeys = ['country', 'currency', 'payment_method', 'card_type', 'transaction_type', 'amount', 'amount_tier', 'transaction_id', 'other'];
+  const outcomeKeys = ['rule_id', 'processor_id', 'success', 'latency_ms', 'error_code', 'transaction_id', 'other'];
 
   it('accepts only route bodies the schema accepts, and the usual ones', () => {
     fc.assert(

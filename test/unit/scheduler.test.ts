@@ -25,10 +25,10 @@ class FakeRunner implements TaskRunner {
     this.destroyed = true;
   }
   /** Completes the oldest running task of `shardSlot` (tasks are told apart by their first slot). */
-  finish(firstSlot: number, transitions: Transition[] = []): void {
+  finish(firstSlot: number, transitions: Transition[] = [], followUpAtMs?: number): void {
     const i = this.pending.findIndex((p) => p.task.slots[0] === firstSlot);
     const [p] = this.pending.splice(i, 1);
-    p.resolve({ transitions, evaluatedSlots: p.task.slots.length, durationMs: 1 });
+    p.resolve({ transitions, evaluatedSlots: p.task.slots.length, durationMs: 1, ...(followUpAtMs !== undefined && { followUpAtMs }) });
   }
   tasksFor(firstSlot: number): EvaluateTask[] {
     return this.started.filter((t) => t.slots[0] === firstSlot);
@@ -216,5 +216,27 @@ describe('EngineScheduler', () => {
     sched.requestEvaluation('a');
     await vi.advanceTimersByTimeAsync(20_000);
     expect(runner.started).toHaveLength(2);
+  });
+
+  it('runs the follow-up evaluation a task asks for (slow-start recovery) at its time, through the early path', async () => {
+    sched.start();
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(runner.tasksFor(slotA)).toHaveLength(1);
+    const t0 = Date.now();
+    runner.finish(slotA, [], t0 + 1050);
+    runner.finish(slotB);
+    await flush();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(runner.tasksFor(slotA)).toHaveLength(1); // not yet
+    await vi.advanceTimersByTimeAsync(60);
+    expect(runner.tasksFor(slotA)).toHaveLength(2); // at the asked time, before the next cycle
+    expect(runner.tasksFor(slotB)).toHaveLength(1); // only the shard that asked
+    expect(runner.tasksFor(slotA)[1].nowMs - t0).toBeGreaterThanOrEqual(1050);
+    // No follow-up asked: back to the cycle.
+    runner.finish(slotA);
+    await flush();
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(runner.tasksFor(slotA)).toHaveLength(2);
+    expect(sched.stats().earlyEvaluations).toBe(1);
   });
 });

@@ -28,7 +28,7 @@ describe('sudden outage', () => {
     expect(f).toMatchObject({ processor: 0, from: 'healthy', to: 'failed_over', triggerValue: 1, threshold: 0.3 }); // the run's error rate, above the threshold
     expect(f!.reason).toContain('consecutive technical failures');
     expect(s.transitions.filter((t) => t.event === 'failover.triggered')).toHaveLength(1);
-    expect(s.share()).toBeLessThanOrEqual(0.02);
+    expect(s.share()).toBeLessThanOrEqual(0.051); // its probes: 1 probe/s of 20 tx/s at the bottom of the ladder
     expect(s.status(1)).toBe('healthy');
   });
 

@@ -72,6 +72,8 @@ export interface RunOptions {
   model: Model;
   evalIntervalMs?: number;
   fastPath?: boolean;
+  /** Honour the evaluations a task asks for (slow-start recovery), as the scheduler does. Default true. */
+  followUps?: boolean;
   /** Called after each evaluation. */
   onEval?: (t: number) => void;
 }
@@ -91,8 +93,11 @@ export class Sim {
   /** Virtual time, ms since start. */
   t = 0;
   private nextEval: number;
+  private followUps = true;
   private earlyAt = Infinity;
   private lastEarly = -Infinity;
+  /** A follow-up evaluation the last task asked for (slow-start recovery), virtual ms. */
+  private followUpAt = Infinity;
   private readonly decision: DecisionFields = {
     primaryShare: 0,
     source: DecisionSource.Rules,
@@ -166,6 +171,7 @@ export class Sim {
     );
     this.transitions.push(...res.transitions);
     this.evalTimes.push(this.t);
+    if (res.followUpAtMs !== undefined && this.followUps) this.followUpAt = Math.max(this.t, res.followUpAtMs - this.startMs);
   }
 
   /** Simulates until virtual time `until`. */
@@ -173,13 +179,23 @@ export class Sim {
     const gap = 1000 / o.rate;
     const interval = o.evalIntervalMs ?? 5000;
     const fast = o.fastPath ?? true;
+    this.followUps = o.followUps ?? true;
     let nextTx = Math.ceil(this.t / gap) * gap;
     if (nextTx <= this.t) nextTx += gap;
     for (;;) {
-      const next = Math.min(nextTx, this.nextEval, this.earlyAt);
+      const next = Math.min(nextTx, this.nextEval, this.earlyAt, this.followUpAt);
       if (next > until) break;
       this.t = next;
-      if (next === this.earlyAt) {
+      if (next === this.followUpAt) {
+        // The scheduler turns a follow-up into an early evaluation request.
+        this.followUpAt = Infinity;
+        this.requestEarly();
+        if (this.earlyAt > next) continue;
+        this.earlyAt = Infinity;
+        this.lastEarly = next;
+        this.evaluate();
+        o.onEval?.(next);
+      } else if (next === this.earlyAt) {
         this.earlyAt = Infinity;
         this.lastEarly = next;
         this.evaluate();

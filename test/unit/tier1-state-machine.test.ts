@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ProcessorStatus } from '../../src/shared/layout.js';
 import { resolveTier1Config } from '../../src/engine/tier1/config.js';
 import { newProcHealth } from '../../src/engine/tier1/health.js';
-import { tier1Overrides, tier1Share } from '../../src/engine/tier1/share.js';
+import { TOP_PROBE_STEP, tier1Overrides, tier1Share } from '../../src/engine/tier1/share.js';
 import { newSignals, type Signals } from '../../src/engine/tier1/signals.js';
 import { Role, stepProcessor, type StatusChange } from '../../src/engine/tier1/state-machine.js';
 import { newProcState, type ProcState } from '../../src/engine/tier1/state.js';
@@ -63,53 +63,103 @@ describe('state machine', () => {
     expect(step(newProcState(), sig({ n: 50, errors: 50 }), Role.Primary, T0)).toHaveLength(1);
   });
 
-  it('a recovered primary emits failover.recovered then processor.healthy; a secondary only the latter', () => {
+  /** Credits `ok`/`tech` new probe outcomes one evaluation later (whole buckets after the last credited one). */
+  function probe(st: ProcState, role: Role, t: number, ok: number, tech = 0): StatusChange[] {
+    return step(st, sig({ newOk: ok, newTech: tech, nowMs: t }), role, t);
+  }
+
+  it('slow start: each clean batch moves the probe share one step up; the top step recovers on the whole phase', () => {
     for (const [role, events] of [
       [Role.Primary, ['failover.recovered', 'processor.healthy']],
       [Role.Secondary, ['processor.healthy']],
     ] as const) {
       const st = newProcState();
       step(st, sig({ run: 10 }), role, T0);
-      const later = T0 + 60_000;
-      const out = step(st, sig({ newOk: 60, nowMs: later }), role, later);
+      let t = st.probeResumeMs + 2000;
+      const steps: number[] = [];
+      for (let i = 0; i < TOP_PROBE_STEP; i++) {
+        expect(probe(st, role, t, cfg.minProbeSamples)).toEqual([]);
+        steps.push(st.probeStep);
+        t += 1000;
+      }
+      expect(steps).toEqual([1, 2, 3]);
+      expect(st.status).toBe(ProcessorStatus.FailedOver);
+      // At the top step the recovery test needs the whole phase credibly below 10%: ~28 clean outcomes.
+      expect(probe(st, role, t, 5)).toEqual([]);
+      t += 1000;
+      const out = probe(st, role, t, 20);
       expect(out.map((c) => c.event)).toEqual(events);
-      expect(st.rampStartMs).toBe(role === Role.Primary ? later : 0);
-      expect(st.recoveredAtMs).toBe(later);
+      expect(out[0].reason).toMatch(/^probe error rate 0\.0% below recovery threshold 10\.0% \(n=34\)$/);
+      expect(st.recoveredAtMs).toBe(t);
+      expect(st.probeStep).toBe(0);
     }
   });
 
-  it('restarts a probe phase that is credibly above the recovery threshold but not failing', () => {
+  it('a burst within a step drops back to the bottom and suspends probes again without growing the streak', () => {
     const st = newProcState();
     step(st, sig({ run: 10 }), Role.Primary, T0);
-    const t1 = T0 + 60_000;
-    expect(step(st, sig({ newOk: 180, newTech: 20, nowMs: t1 }), Role.Primary, t1)).toEqual([]);
-    expect([st.probeOk, st.probeTech]).toEqual([0, 0]); // 10% is not a recovery, not a failure
-    expect(st.trips).toBe(1); // and no back-off
-    const t2 = t1 + 200_000;
-    expect(step(st, sig({ newOk: 60, nowMs: t2 }), Role.Primary, t2).map((c) => c.event)).toContain('failover.recovered');
+    let t = st.probeResumeMs + 2000;
+    probe(st, Role.Primary, t, cfg.minProbeSamples);
+    t += 1000;
+    probe(st, Role.Primary, t, cfg.minProbeSamples);
+    expect(st.probeStep).toBe(2);
+    // One error in a batch is not a burst...
+    t += 1000;
+    probe(st, Role.Primary, t, cfg.minProbeSamples - 1, 1);
+    expect(st.probeStep).toBe(3);
+    // ...two are: back to the bottom, suspended for the streak's current back-off.
+    t += 1000;
+    expect(probe(st, Role.Primary, t, 1, cfg.probeBurst)).toEqual([]);
+    expect(st.status).toBe(ProcessorStatus.FailedOver);
+    expect([st.probeStep, st.probeOk, st.probeTech, st.trips]).toEqual([0, 0, 0, 1]);
+    expect(st.probeResumeMs - t).toBe(cfg.probeBackoffBaseMs);
   });
 
-  it('a failed probe round suspends probes for twice as long; a trip after a quiet 10 minutes starts over', () => {
+  it('at the top step, a phase credibly above the recovery threshold (but not failing) is a failed round (hysteresis)', () => {
     const st = newProcState();
     step(st, sig({ run: 10 }), Role.Primary, T0);
-    expect(st.probeResumeMs - T0).toBe(10_000);
-    const t1 = T0 + 30_000;
-    step(st, sig({ newTech: 10, nowMs: t1 }), Role.Primary, t1);
-    expect([st.trips, st.probeResumeMs - t1]).toEqual([2, 20_000]);
-    // Recover, stay healthy for > backoffResetMs, trip again: the streak restarts.
-    const t2 = t1 + 100_000;
-    step(st, sig({ newOk: 60, nowMs: t2 }), Role.Primary, t2);
-    expect(st.status).toBe(ProcessorStatus.Healthy);
-    const t3 = t1 + cfg.backoffResetMs + 1;
-    step(st, sig({ run: 10, nowMs: t3 }), Role.Primary, t3);
-    expect([st.trips, st.probeResumeMs - t3]).toEqual([1, 10_000]);
+    let t = st.probeResumeMs + 2000;
+    for (let i = 0; i < TOP_PROBE_STEP; i++, t += 1000) probe(st, Role.Primary, t, cfg.minProbeSamples);
+    // 15% errors over 200 outcomes: credibly above 10%, far from 30%; arriving one per batch so no burst.
+    for (let i = 0; i < 40 && st.probeStep === TOP_PROBE_STEP; i++, t += 1000) {
+      expect(probe(st, Role.Primary, t, i % 4 === 0 ? 4 : 5, i % 4 === 0 ? 1 : 0)).toEqual([]);
+    }
+    expect(st.status).toBe(ProcessorStatus.FailedOver);
+    expect(st.probeStep).toBe(0);
+    expect(st.probeResumeMs).toBeGreaterThan(t - 1000);
+  });
+
+  it('flaps grow the back-off: each failover of a recovered processor doubles the suspension; a quiet 10 minutes starts over', () => {
+    const st = newProcState();
+    const recover = (from: number): number => {
+      let t = Math.max(from, st.probeResumeMs) + 2000;
+      for (let i = 0; i < TOP_PROBE_STEP; i++, t += 1000) probe(st, Role.Primary, t, cfg.minProbeSamples);
+      probe(st, Role.Primary, t, 30);
+      expect(st.status).toBe(ProcessorStatus.Healthy);
+      return t;
+    };
+    step(st, sig({ run: 10 }), Role.Primary, T0);
+    expect(st.probeResumeMs - T0).toBe(cfg.probeBackoffBaseMs);
+    let t = recover(T0);
+    const suspensions = [cfg.probeBackoffBaseMs];
+    for (let i = 0; i < 3; i++) {
+      t += 5000;
+      step(st, sig({ run: 10, nowMs: t }), Role.Primary, t);
+      suspensions.push(st.probeResumeMs - t);
+      t = recover(t);
+    }
+    const base = cfg.probeBackoffBaseMs;
+    expect(suspensions).toEqual([base, 2 * base, 4 * base, 8 * base]);
+    const later = t + cfg.backoffResetMs + 1;
+    step(st, sig({ run: 10, nowMs: later }), Role.Primary, later);
+    expect([st.trips, st.probeResumeMs - later]).toEqual([1, base]);
   });
 
   it('probe outcomes during the suspension are not credited', () => {
     const st = newProcState();
     step(st, sig({ run: 10 }), Role.Primary, T0);
-    expect(st.probeEpoch).toBe(Math.floor((T0 + 10_000) / 1000));
-    const t1 = T0 + 5000; // outcomes arriving now are late results of payments routed before the trip
+    expect(st.probeEpoch).toBe(Math.floor((T0 + cfg.probeBackoffBaseMs) / 1000));
+    const t1 = T0 + cfg.probeBackoffBaseMs / 2; // outcomes arriving now are late results of payments routed before the trip
     step(st, sig({ newTech: 30, nowMs: t1 }), Role.Primary, t1);
     expect(st.probeTech).toBe(0);
   });
@@ -138,36 +188,39 @@ describe('tier 1 share', () => {
     const p = state(ProcessorStatus.Degraded);
     const s = state(ProcessorStatus.Healthy);
     expect(tier1Share(p, s, h(0, 0), h(0, 0), 0.8, false, cfg, now)).toBe(0.8);
-    expect(tier1Overrides(p, s, false, cfg, now)).toBe(false);
+    expect(tier1Overrides(p, s, false)).toBe(false);
   });
 
-  it('probes only (0 while suspended) for a failed primary', () => {
+  it('probes only (0 while suspended) for a failed primary, by ladder step, with a rate floor on quiet rules', () => {
     const up = state(ProcessorStatus.Healthy);
-    expect(tier1Share(state(ProcessorStatus.FailedOver, { probeResumeMs: now }), up, h(0, 0), h(0, 0), 0.9, false, cfg, now)).toBe(0.02);
-    expect(tier1Share(state(ProcessorStatus.FailedOver, { probeResumeMs: now + 1 }), up, h(0, 0), h(0, 0), 0.9, false, cfg, now)).toBe(0);
+    const down = (patch: Partial<ProcState>) => state(ProcessorStatus.FailedOver, { probeResumeMs: now, ...patch });
+    // 6000 outcomes a minute = 100 tx/s: the ladder's own shares.
+    const busy = h(6000, 0);
+    expect([0, 1, 2, 3].map((probeStep) => tier1Share(down({ probeStep }), up, busy, h(0, 0), 0.9, false, cfg, now))).toEqual([0.02, 0.05, 0.1, 0.25]);
+    expect(tier1Share(down({ probeResumeMs: now + 1 }), up, busy, h(0, 0), 0.9, false, cfg, now)).toBe(0);
+    // 20 tx/s: the bottom step is raised to 1 probe/s (5%); 2 tx/s: capped at the top step's 25%.
+    expect(tier1Share(down({}), up, h(100, 100), h(1100, 0), 0.9, false, cfg, now)).toBeCloseTo(0.05, 12);
+    expect(tier1Share(down({}), up, h(20, 20), h(100, 0), 0.9, false, cfg, now)).toBe(0.25);
+    // Never above the configured weight.
+    expect(tier1Share(down({ probeStep: 3 }), up, busy, h(0, 0), 0.2, false, cfg, now)).toBe(0.2);
+    expect(tier1Overrides(down({}), up, false)).toBe(true);
   });
 
   it('both failed: the lower posterior-mean error rate wins; a tie goes to the secondary', () => {
     const p = state(ProcessorStatus.FailedOver);
     const s = state(ProcessorStatus.FailedOver);
-    expect(tier1Share(p, s, h(100, 40), h(100, 60), 0.9, false, cfg, now)).toBe(0.98);
-    expect(tier1Share(p, s, h(100, 60), h(100, 40), 0.9, false, cfg, now)).toBe(0.02);
+    // 200 outcomes a minute in all (3.3 tx/s): the other's probes are at the 25% cap of the floor.
+    expect(tier1Share(p, s, h(100, 40), h(100, 60), 0.9, false, cfg, now)).toBe(0.75);
+    expect(tier1Share(p, s, h(100, 60), h(100, 40), 0.9, false, cfg, now)).toBe(0.25);
+    expect(tier1Share(p, s, h(3000, 1200), h(3000, 1800), 0.9, false, cfg, now)).toBe(0.98);
     expect(tier1Share(p, s, h(0, 0), h(0, 0), 0.9, false, cfg, now)).toBe(0.02);
     // 1 error in 2 probes (mean 0.5) is not better than 40 in 100 (mean ~0.40).
-    expect(tier1Share(p, s, h(2, 1), h(100, 40), 0.9, false, cfg, now)).toBe(0.02);
-  });
-
-  it('ramps linearly from min(10%, weight) and overrides meanwhile', () => {
-    const p = state(ProcessorStatus.Healthy, { rampStartMs: now - 15_000 });
-    const s = state(ProcessorStatus.Healthy);
-    expect(tier1Share(p, s, h(0, 0), h(0, 0), 0.9, false, cfg, now)).toBeCloseTo(0.3, 12);
-    expect(tier1Overrides(p, s, false, cfg, now)).toBe(true);
-    expect(tier1Share(p, s, h(0, 0), h(0, 0), 0.05, false, cfg, now)).toBeCloseTo(0.05, 12);
+    expect(tier1Share(p, s, h(2, 1), h(6000, 2400), 0.9, false, cfg, now)).toBe(0.02);
   });
 
   it('a self-fallback rule always routes to its processor', () => {
     const p = state(ProcessorStatus.FailedOver);
     expect(tier1Share(p, p, h(0, 0), h(0, 0), 0.9, true, cfg, now)).toBe(1);
-    expect(tier1Overrides(p, p, true, cfg, now)).toBe(true);
+    expect(tier1Overrides(p, p, true)).toBe(true);
   });
 });

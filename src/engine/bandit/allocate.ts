@@ -13,7 +13,12 @@
  *   depend on it). `probeShare` 0 suspends probes;
  * - every other arm (healthy or degraded) gets at least `explorationFloor`, so a losing processor
  *   keeps being measured and a drift in its favour is noticed;
- * - what is left is shared in proportion to the probability of being best among those arms.
+ * - what is left is shared in proportion to the probability of being best among those arms,
+ *   pulled toward the operator's configured weights (`preferred`) as far as the evidence is
+ *   weak: with s the separation of the arms' credible intervals (0 while they overlap,
+ *   1 once the gap is as wide as the overlap margin; evidenceStrength), the score is
+ *   (1 − s) · preferred + s · P(best). Two equally good processors keep the configured split;
+ *   a clearly better one takes the traffic as before.
  */
 import type { ArmStatus } from './arms.js';
 import type { BanditConfig } from './config.js';
@@ -38,6 +43,74 @@ export interface AllocateOptions {
   readonly fallbackIndex?: number;
   /** Reuse this array instead of allocating one; its length MUST equal arms.length. */
   readonly out?: Float64Array;
+  /**
+   * The operator's configured weights in arm order (e.g. primary_weight, 1 − primary_weight):
+   * the allocation when the evidence does not separate the arms. Absent: no preference.
+   */
+  readonly preferred?: ArrayLike<number>;
+}
+
+/** Credible intervals compared for a tie: mean ± CI_Z standard deviations (68 %). */
+export const CI_Z = 1;
+
+/**
+ * How clearly the posteriors separate the live arms, in [0, 1]: 0 while the credible intervals
+ * (mean ± CI_Z sd, Tier 2's risk folded in as in the draws) of the two best-separated arms
+ * overlap (the bandit cannot tell them apart), rising linearly to 1 when the gap between the
+ * intervals is as wide as the overlap margin itself.
+ */
+export function evidenceStrength(
+  arms: readonly ArmInput[],
+  live: ArrayLike<boolean>,
+  cfg: Pick<BanditConfig, 'priorAlpha' | 'priorBeta' | 'failingPrior'>,
+): number {
+  let best = 0;
+  for (let i = 0; i < arms.length; i++) {
+    if (!live[i]) continue;
+    for (let j = i + 1; j < arms.length; j++) {
+      if (!live[j]) continue;
+      const [mi, si] = riskAdjustedMeanSd(arms[i], cfg);
+      const [mj, sj] = riskAdjustedMeanSd(arms[j], cfg);
+      const margin = CI_Z * (si + sj);
+      const s = margin > 0 ? (Math.abs(mi - mj) - margin) / margin : 1;
+      if (s > best) best = s;
+    }
+  }
+  return Math.min(1, best);
+}
+
+/** Mean and sd of the arm's approval posterior with Tier 2's failure probability folded in, as the draws are. */
+function riskAdjustedMeanSd(arm: ArmInput, cfg: Pick<BanditConfig, 'priorAlpha' | 'priorBeta' | 'failingPrior'>): [number, number] {
+  const p = arm.posterior;
+  const ok = isValidPosterior(p);
+  const a = ok ? p.alpha : cfg.priorAlpha;
+  const b = ok ? p.beta : cfg.priorBeta;
+  const n = a + b;
+  const q = clamp01(arm.failureProbability);
+  const sd = Math.sqrt((a * b) / (n * n * (n + 1)));
+  return [riskAdjusted(a / n, q, clamp01(cfg.failingPrior)), sd * (1 - q)];
+}
+
+/**
+ * Blends `score` (probabilities of being best over the `live` arms) with the preferred weights
+ * by the strength of the evidence s: (1 − s) · preferred + s · score. In place.
+ */
+export function preferOnTies(score: Float64Array, live: ArrayLike<boolean>, preferred: ArrayLike<number>, s: number): Float64Array {
+  let prefSum = 0;
+  let count = 0;
+  for (let i = 0; i < score.length; i++) {
+    if (!live[i]) continue;
+    count++;
+    prefSum += preferred[i] > 0 ? preferred[i] : 0;
+  }
+  if (count < 2 || !(prefSum > 0)) return score;
+  const k = Math.min(1, Math.max(0, s));
+  for (let i = 0; i < score.length; i++) {
+    if (!live[i]) continue;
+    const pref = (preferred[i] > 0 ? preferred[i] : 0) / prefSum;
+    score[i] = (1 - k) * pref + k * score[i];
+  }
+  return score;
 }
 
 /** Tier 2 risk folded into a sampled approval rate: a processor that fails approves ~failingPrior. */
@@ -141,6 +214,9 @@ export function allocate(
     score[fb] = 1;
   } else {
     probabilityOfBest(arms, live, rng, cfg, score);
+    if (options.preferred !== undefined) {
+      preferOnTies(score, live, options.preferred, evidenceStrength(arms, live, cfg));
+    }
   }
   return waterFill(score, lo, hi, 1, out);
 }

@@ -1,7 +1,7 @@
 /**
  * How much of Tier 2's calibrated failure probability enters the bandit's sampled reward.
  *
- * Tier 2 publishes q = P(Tier 1 fails this processor over within its horizon, ~a minute).
+ * Tier 2 publishes q = P(this processor's error rate exceeds the failover threshold within a minute).
  * allocate.ts folds a probability into each sampled approval rate as a mixture with a failing
  * processor: approval · (1 − q) + failingPrior · q, so every point of q costs the arm ~0.9
  * points of approval. A healthy processor's q is not 0 but a small, fluctuating base rate
@@ -14,7 +14,7 @@
  *
  * With the default floor 0.1: q ≤ 0.1 is ignored; q = 0.3 weighs 0.22 (the arm's sampled
  * approval drops ~20 points, so traffic leaves unless the other processor is as risky); q = 0.5
- * (where Tier 2 itself starts shifting traffic) weighs 0.44; q = 1 weighs 1.
+ * weighs 0.44; q = 1 weighs 1.
  */
 
 /** Below this, a failure probability is treated as the healthy base rate and ignored. */

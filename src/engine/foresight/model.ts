@@ -17,7 +17,7 @@ export const DEFAULT_MODEL_FILE = 'models/foresight-gru.json';
 export interface ForesightModelJson {
   format: typeof MODEL_FORMAT;
   stepMs: number;
-  /** What the output predicts: Tier 1 failover of this processor within this horizon. */
+  /** What the output predicts: the error rate exceeds the failover threshold within this horizon. */
   horizonMs: number;
   features: { names: string[]; mean: number[]; std: number[]; clip: number };
   gru: {

@@ -4,25 +4,25 @@
  *
  * - prediction enabled: advance both processors' GRUs (one step per STEP_MS, see state.ts),
  *   publish their calibrated failure probabilities (PF_FAILURE_PROB and the decision's
- *   probabilities), and when the primary's probability has stayed above the tenant's action
- *   threshold for `confirmSteps` consecutive steps, lower the primary share as policy.ts describes, with decision source
- *   `prediction`. When Tier 1 overrides (a processor failed_over, a shift back in progress,
- *   a self-fallback rule) the probabilities are still published but the share is Tier 1's;
- *   the pipeline enforces that too.
+ *   probabilities), and cut the primary share in proportion to the primary's risk and the
+ *   secondary's advantage as policy.ts describes, with decision source `prediction`. When
+ *   Tier 1 overrides (a processor failed_over, its slow-start recovery included, a
+ *   self-fallback rule) the probabilities are still published but the share is Tier 1's; the
+ *   pipeline enforces that too.
  * - prediction disabled: the probabilities are NaN (null in the API) and the stage's state is
  *   cleared, so re-enabling starts cold; the decision is untouched, i.e. exactly Tier 1.
  *
  * The stage is always "enabled" in the pipeline's sense so that switching prediction off at
  * runtime also clears the published probabilities; when off it costs two comparisons per rule.
  */
-import { DecisionSource, PF_FAILURE_PROB } from '../../shared/layout.js';
+import { DecisionSource, PF_ERROR_RATE, PF_FAILURE_PROB, PF_SAMPLE_COUNT } from '../../shared/layout.js';
 import type { DecisionFields } from '../../shared/decision.js';
 import type { TenantEngineConfig } from '../../../workers/protocol.js';
 import type { ProcessorContext, RuleStage, RuleStageContext } from '../../../workers/stages.js';
 import { newGruScratch, type GruScratch } from './gru-kernel.js';
 import { loadModel, type ForesightModel } from './model.js';
 import { DEFAULT_FORESIGHT_CONFIG, predictedShare, type ForesightConfig } from './policy.js';
-import { clearForesightState, G_STEPS, sustainedProbability } from './state.js';
+import { clearForesightState, G_STEPS, sustainedProbability, trustOf } from './state.js';
 import { advanceProcessor, newStepResult, type StepResult } from './step.js';
 
 /**
@@ -84,10 +84,19 @@ export function createForesightStage(opts: ForesightStageOptions = {}): RuleStag
       decision.failProbPrimary = rp.prob;
       decision.failProbSecondary = rs.prob;
       if (ctx.tier1Override) return;
-      // Act on the sustained risk of the primary; the secondary is judged on its current one.
+      // Act on the primary's risk (over confirmSteps, default the current step) against the secondary's current one.
       const fc = cfg.foresight ?? DEFAULT_FORESIGHT_CONFIG;
       const risk = sustainedProbability(procF64, ctx.primary.row, fc.confirmSteps);
-      const share = predictedShare(ctx.configWeight, risk, rs.prob, fc);
+      const share = predictedShare(
+        ctx.configWeight,
+        risk,
+        rs.prob,
+        fc,
+        procF64[ctx.primary.row + PF_ERROR_RATE],
+        procF64[ctx.secondary.row + PF_ERROR_RATE],
+        procF64[ctx.primary.row + PF_SAMPLE_COUNT] + (ctx.sameProcessor ? 0 : procF64[ctx.secondary.row + PF_SAMPLE_COUNT]),
+        trustOf(procF64, ctx.primary.row),
+      );
       if (share < decision.primaryShare) {
         decision.primaryShare = share;
         decision.source = DecisionSource.Prediction;

@@ -24,6 +24,14 @@ export const MAX_GAP_MS = 60_000;
  * probability is published meanwhile.
  */
 export const WARMUP_STEPS = 6;
+/**
+ * Steps (3 minutes) until the policy trusts the probability fully: from WARMUP_STEPS on, the
+ * cut is scaled by the trust (trustOf). A cold GRU over windows and
+ * latency baselines still settling reads steady noise as a rising risk for its first couple
+ * of minutes (the training incidents start at 2 minutes or later), and a new rule should not
+ * begin its life by moving traffic.
+ */
+export const TRUST_STEPS = 36;
 
 export const G_STEPS = PF_GRU_BASE; // steps taken since the last reset, 0 = cold
 export const G_LAST_STEP_MS = PF_GRU_BASE + 1;
@@ -78,6 +86,16 @@ export function sustainedProbability(procF64: Float64Array, row: number, steps: 
   let m = procF64[row + G_PROB];
   for (let i = 1; i < steps; i++) m = Math.min(m, procF64[row + G_PROB + i]);
   return m;
+}
+
+/**
+ * How far the policy trusts the probability of the processor in `row`: 0 until WARMUP_STEPS,
+ * 1 from TRUST_STEPS, quadratic in between (a cold model's spikes come early: at half-way the
+ * trust is a quarter).
+ */
+export function trustOf(procF64: Float64Array, row: number): number {
+  const f = Math.min(1, Math.max(0, (procF64[row + G_STEPS] - WARMUP_STEPS) / (TRUST_STEPS - WARMUP_STEPS)));
+  return f * f;
 }
 
 export function markStepped(procF64: Float64Array, row: number, nowMs: number): void {

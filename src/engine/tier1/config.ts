@@ -50,19 +50,39 @@ export interface Tier1Config {
    */
   readonly minSamples: number;
   /**
-   * Probe outcomes a probe phase needs before it is judged (failed round, restart, or
-   * recovery). With the default thresholds the recovery test itself needs ~58 clean probes.
+   * The "small clean batch" of slow-start recovery: probe outcomes each step of the probe
+   * ladder (probeShare → 5% → 10% → 25%) must collect, with fewer than `probeBurst` technical
+   * errors among them, before the probe share moves up a step. At the top step the recovery
+   * test (credibly below `recoveryThreshold`, ~58 clean outcomes over the whole ladder) hands
+   * the configured weight back.
    */
   readonly minProbeSamples: number;
+  /**
+   * Technical errors within one ladder step that count as a burst: the processor drops back
+   * to the bottom of the ladder and its probes are suspended with the back-off (a failed
+   * round). 2 by default: one stray error of a healthy processor does not cost a round, while a
+   * processor still down costs two failed payments per round.
+   */
+  readonly probeBurst: number;
+  /**
+   * Probe rate floor (outcomes per second): on a quiet rule a 2% share would take minutes to
+   * collect one batch (0.04 probes/s at 2 tx/s), so each step's share is at least this rate
+   * over the rule's traffic of the last minute (never above the top step, 25%).
+   */
+  readonly minProbeRate: number;
   /** Consecutive technical failures that fail a processor over at once (the front thread's run counter). */
   readonly runLength: number;
-  /** Share of traffic a failed_over processor receives as recovery probes (0 disables probing). */
+  /**
+   * Share of traffic a failed_over processor receives as recovery probes at the bottom of the
+   * slow-start ladder (0 disables probing, and so recovery).
+   */
   readonly probeShare: number;
-  /** Primary share right after recovery; it then grows linearly to the configured weight. */
-  readonly rampStartShare: number;
-  /** Duration of the linear shift back to the configured weight. */
-  readonly rampMs: number;
-  /** Probe suspension after the first re-trip; doubles with each further re-trip. */
+  /**
+   * Probe suspension after a failover; doubles with each further failover in the streak (a
+   * processor that flaps). A failed probe round suspends again for the streak's current
+   * suspension without growing it: a round costs only `probeBurst` failed payments, and the
+   * suspension bounds how long after an outage ends the processor is still ignored.
+   */
   readonly probeBackoffBaseMs: number;
   readonly probeBackoffMaxMs: number;
   /** A trip later than this after the previous one starts a fresh back-off streak. */
@@ -86,19 +106,19 @@ export interface Tier1Config {
 export const DEFAULT_TIER1_CONFIG: Tier1Config = Object.freeze({
   degradeThreshold: 0.15,
   failoverThreshold: 0.3,
-  recoveryThreshold: 0.05,
+  recoveryThreshold: 0.1,
   degradedExitThreshold: 0.1,
   degradeConfidence: 0.999,
   failoverConfidence: 0.99,
   recoveryConfidence: 0.95,
   horizonsMs: Object.freeze([5_000, 15_000, 60_000]),
   minSamples: 50,
-  minProbeSamples: 10,
+  minProbeSamples: 3,
+  probeBurst: 2,
+  minProbeRate: 1,
   runLength: FAST_PATH_RUN,
   probeShare: 0.02,
-  rampStartShare: 0.1,
-  rampMs: 60_000,
-  probeBackoffBaseMs: 10_000,
+  probeBackoffBaseMs: 5_000,
   probeBackoffMaxMs: 320_000,
   backoffResetMs: 600_000,
   latencyFactor: 3,
@@ -136,8 +156,8 @@ export function resolveTier1Config(overrides: Partial<Tier1Config> = {}): Tier1C
   check('minProbeSamples', Number.isInteger(c.minProbeSamples) && c.minProbeSamples >= 1);
   check('runLength', Number.isInteger(c.runLength) && c.runLength >= FAST_PATH_RUN);
   check('probeShare', c.probeShare >= 0 && c.probeShare <= 0.02);
-  check('rampStartShare', c.rampStartShare >= 0 && c.rampStartShare <= 1);
-  check('rampMs', c.rampMs >= 0 && Number.isFinite(c.rampMs));
+  check('probeBurst', Number.isInteger(c.probeBurst) && c.probeBurst >= 1 && c.probeBurst <= c.minProbeSamples);
+  check('minProbeRate', c.minProbeRate >= 0 && c.minProbeRate <= 100);
   check('probeBackoffBaseMs', c.probeBackoffBaseMs >= 0 && Number.isFinite(c.probeBackoffBaseMs));
   check('probeBackoffMaxMs', c.probeBackoffMaxMs >= c.probeBackoffBaseMs && Number.isFinite(c.probeBackoffMaxMs));
   check('backoffResetMs', c.backoffResetMs >= 0 && Number.isFinite(c.backoffResetMs));

@@ -1,13 +1,14 @@
 /**
  * Operator commands applied by the worker at the start of a rule's evaluation, before the
  * state machine steps, with the same effects as the moves Tier 1 makes by itself (events,
- * webhooks, audit trail, probe back-off, shift back) and the reason "manual".
+ * webhooks, audit trail, probe back-off) and the reason "manual".
  *
  * - Failover: the primary of a two-processor rule, if not failed_over, goes failed_over
  *   (`failover.triggered`). The trigger value is its last published error rate, the threshold
  *   the failover threshold.
  * - Recover: a failed_over processor becomes healthy now (`failover.recovered` for a primary,
- *   whose shift back starts, then `processor.healthy`). Outcomes before this moment no longer
+ *   which gets its configured weight back at once, as at the end of a slow start, then
+ *   `processor.healthy`). Outcomes before this moment no longer
  *   count (recoveredAtMs), so the old outage does not trip it again at once.
  */
 import { COUNT_BUCKET_MS, ManualCommand, ProcessorStatus } from '../../shared/layout.js';
@@ -31,17 +32,14 @@ export function applyManualCommand(
     out.push({ event: 'failover.triggered', from: st.status, to: ProcessorStatus.FailedOver, reason: MANUAL_REASON, triggerValue: observed, threshold: cfg.failoverThreshold });
     st.status = ProcessorStatus.FailedOver;
     st.statusSinceMs = nowMs;
-    st.rampStartMs = 0;
     registerTrip(st, cfg, nowMs, Math.floor(nowMs / COUNT_BUCKET_MS) - 1);
   } else if (cmd === ManualCommand.Recover && st.status === ProcessorStatus.FailedOver) {
     const trig = { reason: MANUAL_REASON, triggerValue: observed, threshold: cfg.recoveryThreshold };
-    if (role === Role.Primary) {
-      out.push({ event: 'failover.recovered', from: st.status, to: ProcessorStatus.Healthy, ...trig });
-      st.rampStartMs = nowMs;
-    }
+    if (role === Role.Primary) out.push({ event: 'failover.recovered', from: st.status, to: ProcessorStatus.Healthy, ...trig });
     out.push({ event: 'processor.healthy', from: st.status, to: ProcessorStatus.Healthy, ...trig });
     st.status = ProcessorStatus.Healthy;
     st.statusSinceMs = nowMs;
     st.recoveredAtMs = nowMs;
+    st.probeStep = st.stepOkBase = st.stepTechBase = 0;
   }
 }

@@ -9,10 +9,13 @@
  *   failed_over ──(probe traffic credibly < recovery)──► healthy
  *
  * While failed_over, the processor is judged on its probe traffic only, in "probe phases"
- * that start after a suspension (back-off): a phase that is credibly above the failover
- * threshold is a failed round (a re-trip: longer suspension, fresh phase); one that is
- * credibly above the recovery threshold but not failing restarts without a suspension, so
- * old evidence does not hold back a recovery; one credibly below it is a recovery.
+ * that start after a suspension (back-off). A phase is a slow start (share.ts PROBE_LADDER):
+ * each step needs a small batch of `minProbeSamples` probe outcomes with fewer than
+ * `probeBurst` technical errors to move the probe share up a step; a burst (or a phase
+ * credibly above the failover threshold) is a failed round: back to the bottom step, probes
+ * suspended with the back-off. At the top step the whole phase's evidence decides: credibly
+ * below the recovery threshold is a recovery (the configured weight is handed back at once),
+ * credibly above it (a processor still failing too often to be trusted) a failed round.
  */
 import { COUNT_BUCKET_MS, ProcessorStatus } from '../../shared/layout.js';
 import type { TransitionEvent } from '../transitions.js';
@@ -20,6 +23,7 @@ import { probAbove, probBelow } from './beta.js';
 import type { Tier1Config } from './config.js';
 import type { HorizonCounts, Signals } from './signals.js';
 import type { ProcState } from './state.js';
+import { TOP_PROBE_STEP } from './share.js';
 
 export const enum Role {
   /** Primary of a rule with a distinct secondary: its failover moves traffic. */
@@ -49,7 +53,6 @@ export function stepProcessor(
 ): void {
   const dtMs = st.lastEvalMs > 0 ? Math.max(0, nowMs - st.lastEvalMs) : 0;
   st.lastEvalMs = nowMs;
-  if (st.rampStartMs > 0 && nowMs - st.rampStartMs >= cfg.rampMs) st.rampStartMs = 0;
 
   if (st.status === ProcessorStatus.FailedOver) {
     stepFailedOver(st, sig, role, cfg, nowMs, out);
@@ -181,22 +184,41 @@ function enterFailedOver(
   // Only a distinct primary's failure moves traffic; for the others it is a processor gone bad.
   const event = role === Role.Primary ? 'failover.triggered' : 'processor.degraded';
   move(st, ProcessorStatus.FailedOver, event, trig, nowMs, out);
-  st.rampStartMs = 0; // a re-trip aborts the shift back
   registerTrip(st, cfg, nowMs, sig.completedEpoch);
 }
 
 /**
  * Counts a trip in the back-off streak and suspends probing: base, 2·base, 4·base … capped;
- * the streak restarts when trips are further apart than backoffResetMs. The new probe phase
- * credits only buckets after the suspension, which also keeps out the late outcomes of
- * payments routed before the trip.
+ * the streak restarts when trips are further apart than backoffResetMs. Trips are failovers
+ * of a processor that had its traffic (the first one, and every flap after a recovery), so a
+ * flapping processor waits longer and longer before it is trusted again.
  */
 export function registerTrip(st: ProcState, cfg: Tier1Config, nowMs: number, completedEpoch: number): void {
   st.trips = st.trips > 0 && nowMs - st.lastTripMs <= cfg.backoffResetMs ? st.trips + 1 : 1;
   st.lastTripMs = nowMs;
-  const suspendMs = Math.min(cfg.probeBackoffBaseMs * 2 ** (st.trips - 1), cfg.probeBackoffMaxMs);
+  suspendProbes(st, cfg, nowMs, completedEpoch);
+}
+
+/**
+ * A failed probe round (a burst, or a phase not good enough at the top step): back to the
+ * bottom of the ladder and the streak's current suspension again, without growing it. A
+ * round costs only `probeBurst` failed payments, so an outage that simply goes on is probed
+ * at the same pace throughout, and its end is seen within one suspension.
+ */
+function failRound(st: ProcState, cfg: Tier1Config, nowMs: number, completedEpoch: number): void {
+  suspendProbes(st, cfg, nowMs, completedEpoch);
+}
+
+/**
+ * Suspends probing for the streak's back-off and starts a fresh probe phase, which credits
+ * only buckets after the suspension (this also keeps out the late outcomes of payments
+ * routed before the trip).
+ */
+function suspendProbes(st: ProcState, cfg: Tier1Config, nowMs: number, completedEpoch: number): void {
+  const suspendMs = Math.min(cfg.probeBackoffBaseMs * 2 ** (Math.max(1, st.trips) - 1), cfg.probeBackoffMaxMs);
   st.probeResumeMs = nowMs + suspendMs;
   st.probeOk = st.probeTech = 0;
+  st.probeStep = st.stepOkBase = st.stepTechBase = 0;
   st.probeEpoch = Math.max(completedEpoch + 1, Math.floor(st.probeResumeMs / COUNT_BUCKET_MS));
 }
 
@@ -215,9 +237,19 @@ function stepFailedOver(
   }
   const n = st.probeOk + st.probeTech;
   const k = st.probeTech;
-  if (n < cfg.minProbeSamples) return;
-  if (probAbove(cfg.failoverThreshold, k, n) >= cfg.failoverConfidence) {
-    registerTrip(st, cfg, nowMs, sig.completedEpoch); // failed probe round
+  const stepTech = k - st.stepTechBase;
+  const stepN = st.probeOk - st.stepOkBase + stepTech;
+  const failing = n >= cfg.minProbeSamples && probAbove(cfg.failoverThreshold, k, n) >= cfg.failoverConfidence;
+  if (stepTech >= cfg.probeBurst || failing) {
+    failRound(st, cfg, nowMs, sig.completedEpoch); // a burst: drop back, suspend again
+    return;
+  }
+  if (stepN < cfg.minProbeSamples) return;
+  if (st.probeStep < TOP_PROBE_STEP) {
+    // A clean batch: one step up the ladder; the next batch is what arrives at the new share.
+    st.probeStep += 1;
+    st.stepOkBase = st.probeOk;
+    st.stepTechBase = st.probeTech;
     return;
   }
   if (probBelow(cfg.recoveryThreshold, k, n) >= cfg.recoveryConfidence) {
@@ -226,17 +258,16 @@ function stepFailedOver(
       triggerValue: k / n,
       threshold: cfg.recoveryThreshold,
     };
-    if (role === Role.Primary) {
-      out.push({ event: 'failover.recovered', from: st.status, to: ProcessorStatus.Healthy, ...trig });
-      st.rampStartMs = nowMs;
-    }
+    if (role === Role.Primary) out.push({ event: 'failover.recovered', from: st.status, to: ProcessorStatus.Healthy, ...trig });
     move(st, ProcessorStatus.Healthy, 'processor.healthy', trig, nowMs, out);
     st.recoveredAtMs = nowMs;
+    st.probeStep = st.stepOkBase = st.stepTechBase = 0;
     return;
   }
   if (probAbove(cfg.recoveryThreshold, k, n) >= cfg.failoverConfidence) {
-    // Not failing, not recovered: start over so this evidence does not outweigh a later recovery.
-    st.probeOk = st.probeTech = 0;
+    // Not failing over, but credibly worse than the recovery threshold: not trusted with its
+    // traffic (hysteresis). Drop back like any failed round.
+    failRound(st, cfg, nowMs, sig.completedEpoch);
   }
 }
 

@@ -2,7 +2,7 @@
  * The Tier 1 state of one processor slot, as a plain record the pure state machine works on,
  * mapped to and from the processor row (PF_STATUS, PF_STATUS_SINCE_MS, PF_LAST_EVAL_MS and
  * the PF_T1_* bookkeeping fields). `allocRule` zero-fills the row, so 0 means "none" for every
- * bookkeeping field: no trip yet, no ramp, no baseline.
+ * bookkeeping field: no trip yet, bottom of the probe ladder, no baseline.
  */
 import {
   PF_LAST_EVAL_MS,
@@ -18,10 +18,12 @@ const T1_PROBE_RESUME_MS = PF_T1_BASE + 2; // probes suspended until then
 const T1_PROBE_OK = PF_T1_BASE + 3; // successes and declines of the current probe phase
 const T1_PROBE_TECH = PF_T1_BASE + 4; // technical errors of the current probe phase
 const T1_PROBE_EPOCH = PF_T1_BASE + 5; // last 1-second count bucket added to the probe phase
-const T1_RAMP_START_MS = PF_T1_BASE + 6; // primary only: start of the shift back, 0 = none
+const T1_STEP_OK_BASE = PF_T1_BASE + 6; // probeOk when the current ladder step began
 const T1_LAT_BASELINE = PF_T1_BASE + 7; // EWMA of healthy-period p95 (ms), 0 = none yet
 const T1_BASELINE_AGE_MS = PF_T1_BASE + 8; // healthy time folded into the baseline (capped)
 const T1_RECOVERED_MS = PF_T1_BASE + 9; // last failed_over → healthy; older outcomes belong to the outage
+const T1_PROBE_STEP = PF_T1_BASE + 10; // slow-start ladder step while failed_over, 0 = probeShare
+const T1_STEP_TECH_BASE = PF_T1_BASE + 11; // probeTech when the current ladder step began
 
 export interface ProcState {
   status: ProcessorStatus;
@@ -33,7 +35,11 @@ export interface ProcState {
   probeOk: number;
   probeTech: number;
   probeEpoch: number;
-  rampStartMs: number;
+  /** Slow-start ladder step of the current probe phase (share.ts PROBE_LADDER). */
+  probeStep: number;
+  /** Probe counts when the current step began: the step's batch is what came after. */
+  stepOkBase: number;
+  stepTechBase: number;
   latBaseline: number;
   baselineAgeMs: number;
   recoveredAtMs: number;
@@ -50,7 +56,9 @@ export function newProcState(): ProcState {
     probeOk: 0,
     probeTech: 0,
     probeEpoch: 0,
-    rampStartMs: 0,
+    probeStep: 0,
+    stepOkBase: 0,
+    stepTechBase: 0,
     latBaseline: 0,
     baselineAgeMs: 0,
     recoveredAtMs: 0,
@@ -68,7 +76,9 @@ export function readProcState(procF64: Float64Array, o: number, out: ProcState):
   out.probeOk = procF64[o + T1_PROBE_OK];
   out.probeTech = procF64[o + T1_PROBE_TECH];
   out.probeEpoch = procF64[o + T1_PROBE_EPOCH];
-  out.rampStartMs = procF64[o + T1_RAMP_START_MS];
+  out.probeStep = procF64[o + T1_PROBE_STEP];
+  out.stepOkBase = procF64[o + T1_STEP_OK_BASE];
+  out.stepTechBase = procF64[o + T1_STEP_TECH_BASE];
   out.latBaseline = procF64[o + T1_LAT_BASELINE];
   out.baselineAgeMs = procF64[o + T1_BASELINE_AGE_MS];
   out.recoveredAtMs = procF64[o + T1_RECOVERED_MS];
@@ -85,7 +95,9 @@ export function writeProcState(procF64: Float64Array, o: number, st: ProcState):
   procF64[o + T1_PROBE_OK] = st.probeOk;
   procF64[o + T1_PROBE_TECH] = st.probeTech;
   procF64[o + T1_PROBE_EPOCH] = st.probeEpoch;
-  procF64[o + T1_RAMP_START_MS] = st.rampStartMs;
+  procF64[o + T1_PROBE_STEP] = st.probeStep;
+  procF64[o + T1_STEP_OK_BASE] = st.stepOkBase;
+  procF64[o + T1_STEP_TECH_BASE] = st.stepTechBase;
   procF64[o + T1_LAT_BASELINE] = st.latBaseline;
   procF64[o + T1_BASELINE_AGE_MS] = st.baselineAgeMs;
   procF64[o + T1_RECOVERED_MS] = st.recoveredAtMs;

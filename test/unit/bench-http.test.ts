@@ -1,0 +1,47 @@
+/** The HTTP benchmark's own arithmetic: which rounds give a ratio, and whose CPU counts as "others". */
+import { describe, expect, it } from 'vitest';
+import { othersCpuS } from '../../bench/lib/cpu-usage.js';
+import { sameRunRatios } from '../../bench/lib/same-run.js';
+
+const run = (rps: number, p99Ms: number, disturbed = false) => ({ rps, p99Ms, disturbed });
+
+describe('same-run ratios', () => {
+  it('divides each round by its own ceiling', () => {
+    const r = sameRunRatios([
+      { ceiling: run(100, 2), route: run(70, 3), outcome: run(80, 2) },
+      { ceiling: run(50, 4), route: run(40, 4), outcome: run(45, 4) },
+    ]);
+    expect(r.route).toEqual([0.7, 0.8]);
+    expect(r.outcome).toEqual([0.8, 0.9]);
+    expect(r.p99).toEqual([1.5, 1]);
+    expect(r.refused).toBe(0);
+  });
+
+  it('refuses a round whose ceiling run was disturbed', () => {
+    const r = sameRunRatios([
+      { ceiling: run(100, 2, true), route: run(90, 3), outcome: run(90, 2) },
+      { ceiling: run(100, 2), route: run(60, 3, true), outcome: run(65, 2) },
+    ]);
+    expect(r.route).toEqual([0.6]);
+    expect(r.refused).toBe(1);
+  });
+});
+
+describe('other processes\' CPU', () => {
+  it('counts growth, newcomers, and only the run-time part of processes that ended', () => {
+    const before = new Map([
+      [1, 10], // excluded (the server)
+      [2, 5], // grows by 1
+      [3, 4], // ends during the run; its parent 4 reaps it
+      [4, 1],
+    ]);
+    const after = new Map([
+      [1, 30],
+      [2, 6],
+      [4, 1 + 4.5], // reaped child: its whole 4.5 s lands in the parent's cutime
+      [5, 0.25], // born during the run
+    ]);
+    // 1 (pid 2) + 4.5 - 4 (pid 3 ran 0.5 s during the run) + 0.25 (pid 5) = 1.75
+    expect(othersCpuS(before, after, new Set([1]))).toBeCloseTo(1.75, 9);
+  });
+});
