@@ -10,6 +10,12 @@
  * every 10 s), a single client's route latency (1-s sequential probe every 10 s: autocannon's
  * paced load arrives in bursts at each second, which its own percentiles include) and errors,
  * which must be zero (exit code 1 if either fails). JSON under bench/results/.
+ *
+ * Also (issue 14): two scrapers of /metrics/ every second; 5 webhooks of tenant t0 pointing at
+ * a receiver that accepts connections and never answers, fed by a manual failover + recovery
+ * of one rule every few seconds; per-minute route p99 (probe) and RSS; and at the end a
+ * restart on the same data, after which every rule acknowledged (201) and not deleted must be
+ * there and every deleted one gone ("nothing acknowledged was lost").
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +26,7 @@ import { DIST, startChild, type Child } from './lib/processes.js';
 import { seed } from './lib/seed.js';
 import { outcomeRequests, probe, routeRequests } from './overload.js';
 import { parseCli } from './lib/cli.js';
+import { createServer as createTcpServer, type Socket } from 'node:net';
 
 const RESULTS = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 const ROUTE_RPS = 400;
@@ -65,12 +72,26 @@ async function main(): Promise<void> {
   let svc: Child | undefined;
   try {
     const { rules } = await seed(dir, { rules: 2000, tenants });
-    svc = await startChild(join(DIST, 'src/main.js'), {
+    const serviceEnv = {
       SERVICE_DATA_DIR: dir,
       SERVICE_API_KEYS: Array.from({ length: tenants }, (_, t) => `key${t}:t${t}`).join(','),
       SERVICE_RATE_LIMIT_RPS: '0',
       SERVICE_EVAL_INTERVAL_MS: '2000',
-    });
+      SERVICE_WEBHOOK_ALLOW_PRIVATE: 'true',
+    };
+    svc = await startChild(join(DIST, 'src/main.js'), serviceEnv);
+    // A receiver that never answers.
+    const held: Socket[] = [];
+    const dead = createTcpServer((sock) => held.push(sock));
+    await new Promise<void>((r) => dead.listen(0, '127.0.0.1', r));
+    const deadPort = (dead.address() as { port: number }).port;
+    for (let i = 0; i < 5; i++) {
+      await fetch(`${svc.url}/v1/webhooks`, {
+        method: 'POST',
+        headers: { 'x-api-key': 'key0', 'content-type': 'application/json' },
+        body: JSON.stringify({ url: `http://127.0.0.1:${deadPort}/hook${i}` }),
+      });
+    }
     const url = svc.url;
     const samples: Sample[] = [];
     const probeRequests = routeRequests(rules, tenants);
@@ -123,6 +144,37 @@ async function main(): Promise<void> {
       }
     };
     const churners = Array.from({ length: tenants }, (_, t) => churnLoop(t));
+    // Scrapers: /metrics/ every second, twice.
+    const scrapes = { done: 0, errors: 0 };
+    const scrapeLoop = async () => {
+      while (!stopChurn) {
+        const started = Date.now();
+        try {
+          const r = await fetch(`${url}/metrics/`, { headers: { 'accept-encoding': 'gzip' } });
+          await r.arrayBuffer();
+          if (r.status === 200) scrapes.done++;
+          else scrapes.errors++;
+        } catch {
+          scrapes.errors++;
+        }
+        await new Promise((r) => setTimeout(r, Math.max(0, 1000 - (Date.now() - started))));
+      }
+    };
+    const scrapers = [scrapeLoop(), scrapeLoop()];
+    // Events for the dead receiver: manual failover and recovery of one rule, in turn.
+    const events = { sent: 0, errors: 0 };
+    const eventLoop = async () => {
+      const h = { 'x-api-key': 'key0' };
+      const rule = encodeURIComponent(rules[0].rule_id);
+      for (let i = 0; !stopChurn; i++) {
+        const r = await fetch(`${url}/v1/rules/${rule}/${i % 2 === 0 ? 'failover' : 'recover'}`, { method: 'POST', headers: h }).catch(() => null);
+        if (r && (r.status === 200 || r.status === 409)) events.sent += r.status === 200 ? 1 : 0;
+        else events.errors++;
+        await r?.arrayBuffer();
+        await new Promise((res) => setTimeout(res, 1000));
+      }
+    };
+    const eventer = eventLoop();
     const sampler = setInterval(() => void sample().catch(() => {}), 10_000);
     const progress = setInterval(() => {
       const s = samples[samples.length - 1];
@@ -133,15 +185,48 @@ async function main(): Promise<void> {
       runLoad({ url, connections: 10, durationS, overallRate: OUTCOME_RPS, requests: outcomeRequests(rules, tenants) }),
     ]);
     stopChurn = true;
-    await Promise.all(churners);
+    await Promise.all([...churners, ...scrapers, eventer]);
     clearInterval(sampler);
     clearInterval(progress);
     await sample();
     const rssEnd = samples[samples.length - 1].rss_mb;
+    const finalMetrics = await (await fetch(`${url}/metrics/`)).text();
+    const pendingDeliveries = Number(/^service_webhook_deliveries_pending ([0-9.]+)$/m.exec(finalMetrics)?.[1] ?? NaN);
+    // Nothing acknowledged lost: restart on the same data, then every live churn rule is there.
+    const expected = new Map<string, Set<string>>();
+    const listAll = async (base: string, t: number) => {
+      const ids = new Set<string>();
+      let next: string | null = '/v1/rules?limit=10000';
+      while (next) {
+        const r: Response = await fetch(`${base}${next}`, { headers: { 'x-api-key': `key${t}` } });
+        for (const x of (await r.json()) as { rule_id: string }[]) ids.add(x.rule_id);
+        next = /^<([^>]+)>; rel="next"$/.exec(r.headers.get('link') ?? '')?.[1] ?? null;
+      }
+      return ids;
+    };
+    for (let t = 0; t < tenants; t++) expected.set(`t${t}`, await listAll(url, t));
+    await svc.stop();
+    svc = await startChild(join(DIST, 'src/main.js'), serviceEnv);
+    let lost = 0;
+    for (let t = 0; t < tenants; t++) {
+      const after = await listAll(svc.url, t);
+      for (const id of expected.get(`t${t}`)!) if (!after.has(id)) lost++;
+      if (after.size !== expected.get(`t${t}`)!.size) lost += Math.abs(after.size - expected.get(`t${t}`)!.size);
+    }
+    held.forEach((x) => x.destroy());
+    dead.close();
+    // Per minute: the worst probe p99 and the last RSS of each minute.
+    const perMinute: { minute: number; route_probe_p99_ms: number; rss_mb: number }[] = [];
+    for (const smp of samples.slice(1)) {
+      const minute = Math.max(1, Math.ceil(smp.t_s / 60));
+      const m = perMinute.find((x) => x.minute === minute) ?? perMinute[perMinute.push({ minute, route_probe_p99_ms: 0, rss_mb: 0 }) - 1];
+      m.route_probe_p99_ms = Math.max(m.route_probe_p99_ms, smp.probe_p99_ms);
+      m.rss_mb = smp.rss_mb;
+    }
     // Growth after warm-up: the first minute fills caches, JIT and the allocator's arenas.
     const warm = samples.find((s) => s.t_s >= 60) ?? samples[1] ?? samples[0];
     const lags = samples.slice(1).map((s) => s.eventloop_lag_p99_ms).filter(Number.isFinite).sort((a, b) => a - b);
-    const errors = route.non2xx + route.errors + outcome.non2xx + outcome.errors + churn.errors + errorsSeenByProbe;
+    const errors = route.non2xx + route.errors + outcome.non2xx + outcome.errors + churn.errors + errorsSeenByProbe + scrapes.errors + events.errors + lost;
     const probes = samples.slice(1).map((s) => s.probe_p99_ms).sort((a, b) => a - b);
     const result = {
       date: new Date().toISOString(),
@@ -150,6 +235,10 @@ async function main(): Promise<void> {
       route: { responses: route.responses, rps: Math.round(route.rps), p50_ms: route.p50, p99_ms: route.p99, p999_ms: route.p999, max_ms: route.max, status: route.statusCodes },
       outcome: { responses: outcome.responses, rps: Math.round(outcome.rps), p99_ms: outcome.p99, status: outcome.statusCodes },
       churn,
+      scrapes,
+      dead_receiver: { webhooks: 5, events_published: events.sent, event_errors: events.errors, deliveries_pending_at_end: pendingDeliveries },
+      acknowledged_rules_lost_after_restart: lost,
+      per_minute: perMinute,
       errors,
       rss_mb: {
         start: rssStart,
