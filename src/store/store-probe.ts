@@ -12,6 +12,9 @@ function main(dir: string): void {
   let records = 0;
   const names: string[] = [];
   for (const { key } of root.getRange({})) names.push((key as Buffer).toString("utf8").replace(/\0+$/, ""));
+  // A garbage root page can read as an empty main database: its count in the meta page tells.
+  const mainExpected = (root.getStats() as { entryCount: number }).entryCount;
+  if (names.length !== mainExpected) throw new Error(`the main database lists ${mainExpected} entries but only ${names.length} could be read`);
   for (const name of names) {
     let db;
     try {
