@@ -183,8 +183,6 @@ export class Router {
       this.run(res, state, ep, ctx, undefined, t0);
       return;
     }
-    // An oversized body is read and discarded up to DISCARD_CAP_BYTES, then answered 413 and
-    // the connection closed (see body.ts); one declared larger than that is refused at once.
     if (conflictingContentLength(req)) {
       // Closed at once, without an answer: see content-length.ts for why no 400 can be sent.
       state.done = true;
@@ -192,6 +190,8 @@ export class Router {
       this.done(state, method, template, 400, t0);
       return;
     }
+    // An oversized body is read and discarded up to DISCARD_CAP_BYTES, then answered 413 and
+    // the connection closed (see body.ts); one declared larger than that is refused at once.
     const declared = Number(req.getHeader('content-length') || '0');
     if (declared > DISCARD_CAP_BYTES) {
       this.fail(res, state, method, template, errors.tooLarge(this.opts.maxBodyBytes), t0, true);

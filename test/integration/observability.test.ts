@@ -171,7 +171,9 @@ describe('deploy/', () => {
   });
 
   const promtool = spawnSync('promtool', ['--version'], { encoding: 'utf8' });
-  it.skipIf(promtool.error !== undefined)('the alert rules pass promtool check rules', async () => {
+  // .ci/run installs promtool (Debian package prometheus); under CI a missing binary fails.
+  it.skipIf(promtool.error !== undefined && !process.env.CI)('the alert rules pass promtool check rules', async () => {
+    expect(promtool.error, 'promtool is not installed (apt-get install -y prometheus)').toBeUndefined();
     const r = await run('promtool', ['check', 'rules', ALERTS]);
     expect(r.status, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(/SUCCESS: \d+ rules found/);
