@@ -94,11 +94,12 @@ export class DecisionLog {
   lost = 0;
 
   constructor(private readonly o: DecisionLogOptions) {
+    // The records of the requests this replica answered: kept by the replica (its LMDB in cluster mode).
     for (let g = 0; g < GENERATIONS; g++) {
-      this.decisions.push(o.store.collection<StoredDecision>(`decisions_${g}`));
-      this.outcomes.push(o.store.collection<StoredOutcome>(`decision_outcomes_${g}`));
+      this.decisions.push(o.store.collection<StoredDecision>(`decisions_${g}`, { scope: 'replica' }));
+      this.outcomes.push(o.store.collection<StoredOutcome>(`decision_outcomes_${g}`, { scope: 'replica' }));
     }
-    this.periods = o.store.collection<number>('decision_periods');
+    this.periods = o.store.collection<number>('decision_periods', { scope: 'replica' });
     for (let g = 0; g < GENERATIONS; g++) this.periodOf.push(this.periods.get('_', `g${g}`) ?? -1);
     this.routes = new RouteRing(o.ringCapacity ?? RING_CAPACITY);
     this.reports = new OutcomeRing(o.ringCapacity ?? RING_CAPACITY);
