@@ -120,6 +120,9 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
     g.set(config.evalIntervalMs / 1000),
   );
   metrics.gauge('service_store_connected', 'backing-store connectivity, 0 or 1', [], (g) => g.set(store.connected() ? 1 : 0));
+  metrics.gauge('service_replica_info', 'this replica: its SERVICE_REPLICA_ID, store (lmdb or postgres) and cluster; always 1', ['replica_id', 'store', 'cluster'], (g) =>
+    g.set({ replica_id: config.replicaId, store: config.storeUrl === null ? 'lmdb' : 'postgres', cluster: config.storeUrl === null ? '' : config.cluster }, 1),
+  );
   registerStoreGauges(metrics, store);
 
   const endpoints: Endpoint[] = [];

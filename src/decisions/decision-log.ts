@@ -94,12 +94,12 @@ export class DecisionLog {
   lost = 0;
 
   constructor(private readonly o: DecisionLogOptions) {
-    // The records of the requests this replica answered: kept by the replica (its LMDB in cluster mode).
+    // The records of the requests this replica answered, many per second: on the replica's own disk (LMDB).
     for (let g = 0; g < GENERATIONS; g++) {
-      this.decisions.push(o.store.collection<StoredDecision>(`decisions_${g}`, { scope: 'replica' }));
-      this.outcomes.push(o.store.collection<StoredOutcome>(`decision_outcomes_${g}`, { scope: 'replica' }));
+      this.decisions.push(o.store.collection<StoredDecision>(`decisions_${g}`, { scope: 'local' }));
+      this.outcomes.push(o.store.collection<StoredOutcome>(`decision_outcomes_${g}`, { scope: 'local' }));
     }
-    this.periods = o.store.collection<number>('decision_periods', { scope: 'replica' });
+    this.periods = o.store.collection<number>('decision_periods', { scope: 'local' });
     for (let g = 0; g < GENERATIONS; g++) this.periodOf.push(this.periods.get('_', `g${g}`) ?? -1);
     this.routes = new RouteRing(o.ringCapacity ?? RING_CAPACITY);
     this.reports = new OutcomeRing(o.ringCapacity ?? RING_CAPACITY);

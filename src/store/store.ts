@@ -56,10 +56,13 @@ export interface CollectionOptions<V> {
   uniqueBy?: (value: V) => string | null;
   /**
    * 'shared' (the default): one copy for every replica of a cluster, changes announced to all.
-   * 'replica': this replica's own records (decision records, its webhook retry queue),
-   * kept apart from the other replicas' (cluster mode keeps them in the replica's LMDB).
+   * 'replica': this replica's own records (its webhook retry queue): in the shared store, kept
+   * apart under the replica's id (SERVICE_REPLICA_ID), neither seen nor changed by the others.
+   * 'local': this process's high-volume records (decision records), kept on its own disk
+   * (cluster mode: the replica's LMDB in SERVICE_DATA_DIR), never in a shared store.
+   * A single-process store keeps all three alike.
    */
-  scope?: 'shared' | 'replica';
+  scope?: 'shared' | 'replica' | 'local';
   /**
    * False for state each replica writes for itself and reads back only at start (engine
    * checkpoints, counters): stored and shared, but other replicas are not told of each write.

@@ -202,11 +202,19 @@ describe.each(factories)('store contract: $name', (f) => {
       expect(c.get('t', 'r3')?.[1]).toBeNaN();
     });
 
-    it('replica-scoped collections work like the others', async () => {
-      const c = store.collection<string>('decisions_test', { scope: 'replica' });
+    it('replica- and local-scoped collections work like the others', async () => {
+      const c = store.collection<string>('decisions_test', { scope: 'local' });
       await c.put('t', 'tx1', 'd1');
       await store.atomic((b) => b.put(c, 't', 'tx2', 'd2'));
       expect(c.ids('t', 10)).toEqual(['tx1', 'tx2']);
+      const own = store.collection<string>('retry_queue', { scope: 'replica' });
+      const shared = store.collection<string>('shared_records');
+      await store.atomic((b) => {
+        b.put(own, 't', 'q1', 'mine');
+        b.put(shared, 't', 'q1', 'everyone');
+      });
+      expect(own.get('t', 'q1')).toBe('mine');
+      expect(shared.get('t', 'q1')).toBe('everyone');
     });
 
     it('checkWritable resolves; everything survives a close and reopen', async () => {
@@ -218,7 +226,8 @@ describe.each(factories)('store contract: $name', (f) => {
       expect(store.collection<Rule>('things').ids('t1', 10)).toEqual(['a2', 'b', 'c']);
       expect(store.collection<number[]>('checkpoints', { announce: false }).get('t', 'r3')?.[0]).toBe(43);
       expect(store.log<{ n: number }>('events').newest('t', 10).map((e) => e.value.n)).toEqual([5, 4, 3]);
-      expect(store.collection<string>('decisions_test', { scope: 'replica' }).get('t', 'tx2')).toBe('d2');
+      expect(store.collection<string>('decisions_test', { scope: 'local' }).get('t', 'tx2')).toBe('d2');
+      expect(store.collection<string>('retry_queue', { scope: 'replica' }).get('t', 'q1')).toBe('mine');
       const c = store.collection<Rule>('unique', { uniqueBy: (r) => r.attrs.join('\u0000') });
       await expect(c.put('t', 'z', { name: 'z', attrs: ['US', 'USD'] })).rejects.toMatchObject({ on: 'unique' });
       await store.close();

@@ -12,9 +12,10 @@
  *             go on from memory; the next poll that succeeds reloads everything (differences
  *             go to the handlers), then incremental again.
  *
- * Collections with scope 'replica' (decision records, the webhook retry queue) live in the
- * replica's own LMDB (`local`); announce: false collections (engine checkpoints, counters,
- * shadow periods) are written without a change row, several per statement.
+ * Collections with scope 'local' (decision records) live in the replica's own LMDB (`local`);
+ * scope 'replica' ones (the webhook retry queue) in PostgreSQL under the replica's id;
+ * announce: false collections (engine checkpoints, counters, shadow periods) and replica
+ * ones are written without a change row, several puts per statement.
  */
 import pg from 'pg';
 import { log } from '../../log.js';
@@ -42,7 +43,7 @@ export interface PostgresStoreOptions {
   schema: string;
   /** This replica's name (SERVICE_REPLICA_ID): on its change rows and connections. */
   replicaId: string;
-  /** Where collections with scope 'replica' live. */
+  /** Where collections with scope 'local' live (the replica's LMDB). */
   local?: Store;
   /** How often the change feed is polled besides the notifications. Default 2000 ms. */
   pollMs?: number;
@@ -227,9 +228,13 @@ export class PostgresStore implements Store {
   collection<V>(name: string, options: CollectionOptions<V> = {}): Collection<V> {
     let c = this.collections.get(name);
     if (!c) {
-      if (options.scope === 'replica') {
-        if (!this.o.local) throw new Error(`collection "${name}" is kept per replica, but the store has no local store`);
+      if (options.scope === 'local') {
+        if (!this.o.local) throw new Error(`collection "${name}" is kept on the local disk, but the store has no local store`);
         c = this.o.local.collection<V>(name, options) as Collection<unknown>;
+      } else if (options.scope === 'replica') {
+        // Stored under the replica's id; nobody else reads it, so nothing is announced.
+        const own = `${name}@${this.o.replicaId}`;
+        c = new PgCollection<V>(own, this.memory(own) as MemoryCollection<V>, this, false, options.uniqueBy) as unknown as Collection<unknown>;
       } else {
         c = new PgCollection<V>(name, this.memory(name) as MemoryCollection<V>, this, options.announce !== false, options.uniqueBy) as unknown as Collection<unknown>;
       }
@@ -384,7 +389,7 @@ export class PostgresStore implements Store {
       insert: (c, t, id, v) => add('insert', c as Collection<unknown>, t, id, v),
       remove: (c, t, id) => add('remove', c as Collection<unknown>, t, id),
     });
-    if (ops.length > 0 && local.length > 0) throw new Error('one atomic batch may not mix replica and shared collections');
+    if (ops.length > 0 && local.length > 0) throw new Error('one atomic batch may not mix local and shared collections');
     if (local.length > 0) {
       await this.o.local!.atomic((b) => {
         for (const l of local) {
