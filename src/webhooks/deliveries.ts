@@ -25,7 +25,8 @@ import type { AttemptMessage, DeliveryThread } from './delivery-thread.js';
 import { newDeliveryId, type EventType } from './events.js';
 import { PendingDeliveries, type Pending } from './pending.js';
 import { DeliveryPruner } from './pruning.js';
-import { deliveryScope, snapshot, type AttemptRecord, type DeliveryRecord, type DeliveryStatus, type WebhookRecord } from './records.js';
+import type { DeliveryAttempt, DeliveryStatus } from '../schemas/webhooks.js';
+import { deliveryScope, snapshot, type DeliveryRecord, type WebhookRecord } from './records.js';
 import type { Cascade } from './registry.js';
 
 export const MAX_DELIVERIES_PER_WEBHOOK = 1000;
@@ -325,7 +326,7 @@ export class DeliveryRecords {
     if (!p) return;
     const rec = p.record;
     const now = new Date().toISOString();
-    const attempt: AttemptRecord = {
+    const attempt: DeliveryAttempt = {
       series: rec.series,
       attempt: rec.attempts.filter((a) => a.series === rec.series).length + 1,
       started_at: now,
