@@ -80,7 +80,8 @@ export class DeliveryRecords {
 
   constructor(private readonly opts: DeliveryRecordsOptions) {
     this.deliveries = opts.store.collection<DeliveryRecord>('webhook_deliveries');
-    this.pendingIndex = opts.store.collection<{ webhook_id: string }>('webhook_pending');
+    // Each replica resumes the deliveries it started (the index is kept per replica in cluster mode).
+    this.pendingIndex = opts.store.collection<{ webhook_id: string }>('webhook_pending', { scope: 'replica' });
     this.maxPending = opts.maxPendingPerWebhook ?? MAX_PENDING_PER_WEBHOOK;
     this.pending = new PendingDeliveries(this.maxPending);
     const maxDeliveries = opts.maxDeliveriesPerWebhook ?? MAX_DELIVERIES_PER_WEBHOOK;
@@ -272,6 +273,22 @@ export class DeliveryRecords {
         }
       },
     };
+  }
+
+  /**
+   * Another replica deleted the webhook (and its delivery records): its pending deliveries
+   * here are forgotten and their entries in this replica's index removed.
+   */
+  forgetWebhook(tenantId: string, webhookId: string): void {
+    const ids = [...this.pending.values()].filter((p) => p.tenantId === tenantId && p.record.webhook_id === webhookId).map((p) => p.record.id);
+    this.pending.removeWebhook(tenantId, webhookId);
+    this.pruner.forget(tenantId, webhookId);
+    if (ids.length === 0) return;
+    this.opts.writes.track(
+      this.opts.store.atomic((b) => {
+        for (const id of ids) b.remove(this.pendingIndex, tenantId, id);
+      }),
+    );
   }
 
   private putPending(b: WriteBatch, tenantId: string, rec: DeliveryRecord): void {
