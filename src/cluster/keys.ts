@@ -12,6 +12,8 @@ export interface ClusterKeys {
   outcomes: string;
   /** Hash tenant → latest decision table (binary). */
   tables: string;
+  /** Hash tenant → `<epoch>:<version>` of its latest table (followers poll it to heal). */
+  heads: string;
   /** Pub/sub channel announcing each published table (the table itself is the message). */
   tableChannel: string;
 }
@@ -23,13 +25,14 @@ export function clusterKeys(cluster: string): ClusterKeys {
     epoch: `${p}epoch`,
     outcomes: `${p}outcomes`,
     tables: `${p}tables`,
+    heads: `${p}heads`,
     tableChannel: `${p}tables:published`,
   };
 }
 
 /** Every key of the cluster (tests delete them afterwards). */
 export function allKeys(k: ClusterKeys): string[] {
-  return [k.lease, k.epoch, k.outcomes, k.tables];
+  return [k.lease, k.epoch, k.outcomes, k.tables, k.heads];
 }
 
 /**
