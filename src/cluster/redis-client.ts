@@ -111,8 +111,8 @@ export class Breaker {
     } catch (e) {
       this.consecutive++;
       if (this.consecutive >= this.threshold) {
-        this.openUntil = this.now() + this.openFor;
         if (trial) this.openFor = Math.min(this.maxOpenMs, this.openFor * 2);
+        this.openUntil = this.now() + this.openFor;
       }
       throw e;
     } finally {
