@@ -4,6 +4,8 @@
  */
 import { parseApiKeys, type ApiKeyTable } from './http/api-keys.js';
 import { MAX_RATE_LIMIT_RPS } from './http/rate-limit.js';
+import { ClusterConfigError, loadClusterSettings } from './cluster/cluster-config.js';
+import type { ClusterSettings } from './cluster/cluster-node.js';
 
 export interface Config {
   port: number;
@@ -26,6 +28,8 @@ export interface Config {
   storeStartFresh: boolean;
   /** When set, GET /metrics/ needs `Authorization: Bearer <token>`; null = public (the spec's default). */
   metricsToken: string | null;
+  /** Cluster mode part 2 (SERVICE_REDIS_URL): shared engine state over Redis; null = off. */
+  redis: ClusterSettings | null;
 }
 
 export class ConfigError extends Error {
@@ -75,6 +79,15 @@ function metricsToken(env: Env): string | null {
     throw new ConfigError('SERVICE_METRICS_TOKEN', 'must be at least 16 printable characters without spaces');
   }
   return t;
+}
+
+function redisSettings(env: Env): ClusterSettings | null {
+  try {
+    return loadClusterSettings(env, int(env, 'PORT', 8000, 0, 65535));
+  } catch (e) {
+    if (e instanceof ClusterConfigError) throw new ConfigError(e.variable, e.message);
+    throw e;
+  }
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -133,5 +146,6 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: logLevel as Config['logLevel'],
     storeStartFresh: bool(env, 'SERVICE_STORE_START_FRESH', false),
     metricsToken: metricsToken(env),
+    redis: redisSettings(env),
   };
 }

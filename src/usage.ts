@@ -20,6 +20,13 @@ const VARIABLES: [name: string, def: string, meaning: string][] = [
   ['SERVICE_REQUEST_TIMEOUT_MS', '10000', 'slow body -> 408, slow handler -> 503'],
   ['SERVICE_METRICS_TOKEN', 'unset', 'when set (16+ characters), /metrics needs Authorization: Bearer <token>'],
   ['SERVICE_STORE_START_FRESH', 'false', 'start with an empty store when the stored one is damaged (its files are renamed, never deleted)'],
+  ['SERVICE_REDIS_URL', 'unset', 'redis://host:6379 turns cluster mode on: replicas share outcomes and one leader evaluates'],
+  ['SERVICE_CLUSTER', 'default', 'cluster name: Redis key prefix (and PostgreSQL schema)'],
+  ['SERVICE_REPLICA_ID', 'host:port', 'this replica\'s name in logs, metrics and GET /'],
+  ['SERVICE_CLUSTER_LEASE_MS', '3000', 'leader lease time; a dead leader is replaced within about this long'],
+  ['SERVICE_CLUSTER_STALE_MS', '15000', 'without a fresh decision table this long, a replica evaluates its own outcomes'],
+  ['SERVICE_CLUSTER_SHIP_INTERVAL_MS', '200', 'outcome delta batch period'],
+  ['SERVICE_CLUSTER_HEAL_MS', '2000', 'followers poll for a missed decision table this often'],
   ['SERVICE_LOG_LEVEL', 'info', 'debug, info, warn or error (JSON lines on stdout)'],
 ];
 

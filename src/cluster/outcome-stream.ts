@@ -203,6 +203,8 @@ export interface ReaderOptions {
 }
 
 export interface ReaderStats {
+  /** XREAD round trips. */
+  reads: number;
   entriesRead: number;
   ownSkipped: number;
   readErrors: number;
@@ -217,7 +219,7 @@ export class OutcomeReader {
   private lastId: string;
   private stopped = false;
   private loop: Promise<void> | null = null;
-  private readonly s: ReaderStats = { entriesRead: 0, ownSkipped: 0, readErrors: 0, lastId: '', connected: false };
+  private readonly s: ReaderStats = { reads: 0, entriesRead: 0, ownSkipped: 0, readErrors: 0, lastId: '', connected: false };
 
   constructor(private readonly o: ReaderOptions) {
     this.blockMs = o.blockMs ?? 1000;
@@ -250,6 +252,7 @@ export class OutcomeReader {
         continue;
       }
       try {
+        this.s.reads++;
         const res = await this.redis.xreadBuffer('COUNT', 1000, 'BLOCK', this.blockMs, 'STREAMS', this.o.keys.outcomes, this.lastId);
         backoff = 100;
         if (res === null) continue;

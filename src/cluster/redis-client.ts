@@ -124,6 +124,8 @@ export class Breaker {
 /** A connection and its breaker: every command goes through `run`. */
 export class GuardedRedis {
   readonly breaker: Breaker;
+  /** Round trips attempted through this connection (a pipeline or a script counts once). */
+  calls = 0;
   constructor(
     readonly redis: Redis,
     what: string,
@@ -137,7 +139,10 @@ export class GuardedRedis {
   }
 
   run<T>(fn: (r: Redis) => Promise<T>): Promise<T> {
-    return this.breaker.run(() => fn(this.redis));
+    return this.breaker.run(() => {
+      this.calls++;
+      return fn(this.redis);
+    });
   }
 
   close(): void {

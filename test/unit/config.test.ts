@@ -22,6 +22,7 @@ describe('loadConfig defaults', () => {
       logLevel: 'info',
       storeStartFresh: false,
       metricsToken: null,
+      redis: null,
     });
   });
 
