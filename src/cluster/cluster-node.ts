@@ -92,6 +92,8 @@ export class ClusterNode {
   private currentRole: ClusterRole = 'follower';
   private roleTimer: ReturnType<typeof setInterval> | undefined;
   private readonly startedAt = performance.now();
+  /** Monotonic ms when this replica last knew it led: a leader that steps down starts as a follower, not stale. */
+  private lastLeaderAt = -Infinity;
   private readonly deferred = new Map<string, Buffer>();
   private stopped = false;
   /** Remote deltas refused (too old / ahead of our clock / unknown window), for the stats. */
@@ -137,6 +139,7 @@ export class ClusterNode {
       following: () => !this.lease.isLeader(),
       apply: (buf, h) => this.applyTable(buf, h),
       onEpoch: (e) => this.lease.observeEpoch(e),
+      onStale: () => this.events.table?.('rejected_stale'),
     });
   }
 
@@ -238,9 +241,11 @@ export class ClusterNode {
   // ── internals ────────────────────────────────────────────────────────────────────────
   private updateRole(): ClusterRole {
     let next: ClusterRole;
-    if (this.lease.isLeader()) next = 'leader';
-    else {
-      const fresh = Math.max(this.follower.lastFreshAt, this.startedAt);
+    if (this.lease.isLeader()) {
+      next = 'leader';
+      this.lastLeaderAt = performance.now();
+    } else {
+      const fresh = Math.max(this.follower.lastFreshAt, this.startedAt, this.lastLeaderAt);
       next = performance.now() - fresh <= this.settings.staleMs ? 'follower' : 'fallback';
     }
     if (next !== this.currentRole) {

@@ -94,6 +94,8 @@ export interface FollowerOptions {
   following: () => boolean;
   /** Heal poll period. Default 2000 ms. */
   healMs?: number;
+  /** A table was refused as older than what we hold or from an older epoch. */
+  onStale?: () => void;
   /** A newer epoch was seen (the lease uses it as the floor of its next acquisition). */
   onEpoch?: (epoch: number) => void;
   now?: () => number;
@@ -180,6 +182,7 @@ export class TableFollower {
     const cur = this.applied.get(h.tenantId);
     if (h.epoch < this.maxEpoch || (cur !== undefined && (h.epoch < cur.epoch || (h.epoch === cur.epoch && h.version <= cur.version)))) {
       this.rejectedStale++;
+      this.o.onStale?.();
       return 'stale';
     }
     if (this.o.apply(table, h) === 'deferred') return 'deferred';

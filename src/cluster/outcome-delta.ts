@@ -11,8 +11,9 @@
  * Wire format (version 1), all varints unsigned LEB128 unless noted:
  *   u8 version, varint baseEpoch (count epoch, s), varint entries, then per entry:
  *   f64 window key (53-bit hash of tenant, rule, processor), svarint epoch - baseEpoch,
- *   varint success, decline, technical, timeout, f64 latency sum (ms), varint bins,
- *   then per bin: varint bin index, varint count.
+ *   varint success, decline, technical, timeout, varint run (the sender's consecutive
+ *   technical failures of the processor after its last outcome in the entry), f64 latency
+ *   sum (ms), varint bins, then per bin: varint bin index, varint count.
  * An entry is ~20 bytes plus ~3 per distinct latency bin.
  */
 import { COUNT_BUCKET_MS, LAT_BINS, latencyBin } from '../shared/layout.js';
@@ -29,6 +30,7 @@ interface PendingEntry {
   decline: number;
   tech: number;
   timeout: number;
+  run: number;
   latSum: number;
   bins: Uint16Array;
   touched: Uint16Array;
@@ -44,6 +46,7 @@ function newEntry(): PendingEntry {
     decline: 0,
     tech: 0,
     timeout: 0,
+    run: 0,
     latSum: 0,
     bins: new Uint16Array(LAT_BINS),
     touched: new Uint16Array(LAT_BINS),
@@ -65,8 +68,11 @@ export class DeltaRecorder {
     return this.used;
   }
 
-  /** Front thread, per outcome: no allocation once the pool has grown to the batch size. */
-  record(key: number, window: number, nowMs: number, kind: OutcomeKind, latencyMs: number): void {
+  /**
+   * Front thread, per outcome: no allocation once the pool has grown to the batch size.
+   * `run` is the processor's run of consecutive technical failures on this replica after it.
+   */
+  record(key: number, window: number, nowMs: number, kind: OutcomeKind, latencyMs: number, run = 0): void {
     const epoch = Math.floor(nowMs / COUNT_BUCKET_MS);
     let idx = this.byWindow.get(window);
     let e = idx === undefined ? undefined : this.pool[idx];
@@ -83,6 +89,7 @@ export class DeltaRecorder {
       this.byWindow.set(window, idx);
       if (this.used === 1) this.firstAtMs = nowMs;
     }
+    e.run = run;
     switch (kind) {
       case OutcomeKind.Success:
         e.success++;
@@ -121,6 +128,7 @@ export class DeltaRecorder {
       w.varint(e.decline);
       w.varint(e.tech);
       w.varint(e.timeout);
+      w.varint(e.run);
       w.f64(e.latSum);
       w.varint(e.nTouched);
       for (let j = 0; j < e.nTouched; j++) {
@@ -146,6 +154,7 @@ export interface DeltaEntry {
   decline: number;
   tech: number;
   timeout: number;
+  run: number;
   latSum: number;
   nBins: number;
   binIndex: Uint16Array;
@@ -159,6 +168,7 @@ const scratch: DeltaEntry = {
   decline: 0,
   tech: 0,
   timeout: 0,
+  run: 0,
   latSum: 0,
   nBins: 0,
   binIndex: new Uint16Array(LAT_BINS),
@@ -180,6 +190,7 @@ export function decodeDeltas(buf: Buffer, visit: (e: DeltaEntry) => void): numbe
     e.decline = r.varint();
     e.tech = r.varint();
     e.timeout = r.varint();
+    e.run = r.varint();
     e.latSum = r.f64();
     const nb = r.varint();
     if (nb > LAT_BINS) throw new FormatError('too many latency bins');
