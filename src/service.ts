@@ -51,6 +51,8 @@ import { registerStoreGauges } from './metrics/store-gauges.js';
 import { TenantRegistry } from './tenants/registry.js';
 import { settingsForTier } from './tenants/tenant.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { ClusterNode } from './cluster/cluster-node.js';
+import { clusterMetrics } from './metrics/cluster-metrics.js';
 
 export const MAX_RULES_PER_TENANT = 200_000;
 
@@ -89,12 +91,17 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
   const configuredTenants = config.apiKeys ? config.apiKeys.tenants() : ['default'];
   const tenants = new TenantRegistry(configuredTenants, settingsForTier(config.tier, config.shadowMode));
   const metrics = new Metrics();
+  // Cluster mode part 2: the node exists before the engine (whose rule hooks feed its index).
+  let cluster: ClusterNode | undefined;
+  if (config.redis !== null) {
+    cluster = new ClusterNode(config.redis, tables, tenants, clusterMetrics(metrics, () => cluster!));
+  }
 
-  const engine = new EngineService({ tables, tenants, store, metrics, intervalMs: config.evalIntervalMs });
+  const engine = new EngineService({ tables, tenants, store, metrics, intervalMs: config.evalIntervalMs, cluster });
   const rules = new RuleService(store, tables, tenants, engine, MAX_RULES_PER_TENANT);
   const audit = new AuditTrail(store);
   const decisions = new DecisionLog({ store, tables, tenants });
-  const app: AppContext = { config, version: packageVersion(), store, tables, tenants, rules, metrics, engine, audit, decisions };
+  const app: AppContext = { config, version: packageVersion(), store, tables, tenants, rules, metrics, engine, audit, decisions, cluster };
   const configs = new TenantConfigService(store, tenants);
   configs.load();
   const shadow = new ShadowService({ store, tables, tenants });
@@ -116,6 +123,7 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
   await webhooks.start();
   engine.setPublisher((tenantId, eventType, data, atMs) => webhooks.publish(tenantId, eventType, data, atMs));
   engine.start();
+  cluster?.start();
   decisions.start();
   shadow.start(); // after engine.start(): it reads the restored failover counters
   registerEngineGauges(metrics, tenants, config.tier);
@@ -181,6 +189,8 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
       await Promise.race([router.drain(), new Promise((r) => setTimeout(r, 10_000))]);
       overrides.stop();
       await decisions.stop();
+      // Hand the lease over first (another replica leads at once) and ship the last outcomes.
+      await cluster?.stop();
       await engine.stop();
       await shadow.stop();
       await webhooks.stop();

@@ -22,6 +22,8 @@ import {
   RI_GENERATION,
   RI_RUN_PRIMARY,
   RI_RUN_SECONDARY,
+  RI_REMOTE_RUN_PRIMARY,
+  RI_REMOTE_RUN_SECONDARY,
   RI_WINDOW_PRIMARY,
   RI_WINDOW_SECONDARY,
   RULE_F64_STRIDE,
@@ -96,8 +98,9 @@ export function evaluateRule(
   const generation = Atomics.load(seg.ruleI32, ib + RI_GENERATION);
   const cfg = config.tier1;
   const same = seg.ruleF64[fb + RF_SAME_PROCESSOR] === 1;
-  const runP = Atomics.load(seg.ruleI32, ib + RI_RUN_PRIMARY);
-  const runS = Atomics.load(seg.ruleI32, ib + RI_RUN_SECONDARY);
+  // Local run plus the other replicas' (cluster mode; 0 in a single process).
+  const runP = Atomics.load(seg.ruleI32, ib + RI_RUN_PRIMARY) + Atomics.load(seg.ruleI32, ib + RI_REMOTE_RUN_PRIMARY);
+  const runS = Atomics.load(seg.ruleI32, ib + RI_RUN_SECONDARY) + Atomics.load(seg.ruleI32, ib + RI_REMOTE_RUN_SECONDARY);
 
   ctx.slot = slot;
   ctx.rules = seg;
@@ -177,6 +180,27 @@ export function evaluateRule(
     decision.source = DecisionSource.Rules;
   }
   if (decisionChanged(seg, i, decision)) publishDecision(seg, i, decision);
+  return true;
+}
+
+/**
+ * Cluster follower: only the published health of the rule's processors, from the (merged,
+ * cluster-wide) windows. Statuses and decisions come from the leader's table; this writes
+ * none of the fields the table does, so the two never race.
+ */
+export function refreshHealth(views: TableViews, slot: number, nowMs: number): boolean {
+  const seg = views.rules[slot >> RULE_SHIFT];
+  if (seg === undefined) return false;
+  const i = slot & RULE_MASK;
+  const ib = i * RULE_I32_STRIDE;
+  if (Atomics.load(seg.ruleI32, ib + RI_ACTIVE) !== 1) return false;
+  for (let k = 0; k < PROCS_PER_RULE; k++) {
+    const wi = Atomics.load(seg.ruleI32, ib + (k === 0 ? RI_WINDOW_PRIMARY : RI_WINDOW_SECONDARY));
+    if (wi < 0) continue;
+    const win = views.windows[wi >> WINDOW_SHIFT];
+    readHealth(win, wi & WINDOW_MASK, nowMs, health[k]);
+    writeHealth(seg.procF64, (i * PROCS_PER_RULE + k) * PROC_F64_STRIDE, health[k]);
+  }
   return true;
 }
 

@@ -9,6 +9,7 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../app-context.js';
 import { errors } from '../../errors.js';
 import { ErrorSchema } from '../../schemas/common.js';
+import { ClusterStatusSchema } from '../../schemas/cluster.js';
 import { endpoint, jsonBody, type Ctx, type Endpoint, type HiddenDoc, type Reply } from '../endpoint.js';
 import { engineGaugeChunks } from '../../metrics/engine-gauges.js';
 import { acceptsGzip, bufferChunks, ScrapeCache } from '../../metrics/scrape-cache.js';
@@ -81,14 +82,17 @@ export function rootEndpoints(app: AppContext, openApi: () => unknown): Endpoint
       method: 'GET',
       path: '/',
       auth: false,
-      handler: () => ({ status: 200, body: { service: 'payment-routing-engine', version: app.version } }),
+      handler: () => ({
+        status: 200,
+        body: { service: 'payment-routing-engine', version: app.version, ...(app.cluster !== undefined && { cluster: app.cluster.status() }) },
+      }),
       doc: {
         summary: 'Liveness: the process answers',
         tag: 'Service',
         operationId: 'getLiveness',
         description: 'Says only that the process serves HTTP; `GET /ready` says whether it should get traffic.',
         responses: {
-          200: jsonBody('the service answers', Type.Object({ service: Type.String(), version: Type.String() }, { $id: 'Liveness' }), {
+          200: jsonBody('the service answers', Type.Object({ service: Type.String(), version: Type.String(), cluster: Type.Optional(ClusterStatusSchema) }, { $id: 'Liveness' }), {
             service: 'payment-routing-engine',
             version: '0.1.0',
           }),
