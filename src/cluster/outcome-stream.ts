@@ -199,6 +199,11 @@ export interface ReaderOptions {
   blockMs?: number;
   /** At start, read back this far so a new replica's windows start warm. Default 65 s. */
   warmMs?: number;
+  /**
+   * Pause after a read that came back with less than a full page, so that with many
+   * replicas one XREAD collects several batches instead of one each. Default 50 ms.
+   */
+  minGapMs?: number;
   now?: () => number;
 }
 
@@ -212,10 +217,13 @@ export interface ReaderStats {
   connected: boolean;
 }
 
+const READ_PAGE = 1000;
+
 /** Reads the stream on a dedicated connection (XREAD BLOCK would hold up any other command). */
 export class OutcomeReader {
   private readonly redis: Redis;
   private readonly blockMs: number;
+  private readonly minGapMs: number;
   private lastId: string;
   private stopped = false;
   private loop: Promise<void> | null = null;
@@ -223,6 +231,7 @@ export class OutcomeReader {
 
   constructor(private readonly o: ReaderOptions) {
     this.blockMs = o.blockMs ?? 1000;
+    this.minGapMs = o.minGapMs ?? 50;
     this.redis = connectRedis({ url: o.url, name: `engine:${o.replicaId}:outcomes`, commandTimeoutMs: this.blockMs + 1500 });
     const now = o.now ?? Date.now;
     this.lastId = `${Math.max(0, now() - (o.warmMs ?? 65_000))}-0`;
@@ -253,15 +262,18 @@ export class OutcomeReader {
       }
       try {
         this.s.reads++;
-        const res = await this.redis.xreadBuffer('COUNT', 1000, 'BLOCK', this.blockMs, 'STREAMS', this.o.keys.outcomes, this.lastId);
+        const res = await this.redis.xreadBuffer('COUNT', READ_PAGE, 'BLOCK', this.blockMs, 'STREAMS', this.o.keys.outcomes, this.lastId);
         backoff = 100;
         if (res === null) continue;
+        let n = 0;
         for (const [, entries] of res) {
           for (const [id, fields] of entries) {
             this.lastId = id.toString();
             this.deliver(fields);
+            n++;
           }
         }
+        if (n < READ_PAGE && this.minGapMs > 0) await sleep(this.minGapMs);
       } catch {
         if (this.stopped) break;
         this.s.readErrors++;
