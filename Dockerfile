@@ -7,7 +7,6 @@ COPY scripts ./scripts
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
-COPY workers ./workers
 COPY models ./models
 # bench/ is not in the build context (.dockerignore): the image ships no benchmark code.
 RUN npx tsc -p tsconfig.json
@@ -29,7 +28,6 @@ WORKDIR /app
 COPY package.json ./
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist/src ./dist/src
-COPY --from=build /app/dist/workers ./dist/workers
 COPY models ./models
 COPY dashboard ./dashboard
 RUN mkdir -p /data && chown node:node /data

@@ -4,9 +4,9 @@
  * 1. Cost: 10,000 rules across 50 tenants in SharedTables, outcomes recorded into every rule
  *    (1 tx/s each over the trailing minute, then 5 s more before each cycle), evaluated once
  *    per tenant shard per cycle: in-process (the worker's `evaluate` on this thread) and
- *    through the real piscina pool (EngineScheduler with dist/workers/evaluate.js). Reported
+ *    through the real piscina pool (EngineScheduler with dist/src/engine/worker/entry.js). Reported
  *    per cycle and per 1,000 rule slots (a rule slot holds the primary and the secondary), at
- *    Tier 1 and Tier 3 by default (the stages registered in workers/stages.ts run when enabled).
+ *    Tier 1 and Tier 3 by default (the stages registered in src/engine/worker/stages.ts run when enabled).
  * 2. HTTP: the real server (child process) with the same 10,000 rules across 50 tenants,
  *    outcomes first reported for every (tenant, rule) so that each cycle evaluates them all,
  *    then autocannon on POST /v1/route and POST /v1/outcome beside the bare uWS ceiling in the
@@ -27,11 +27,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCli } from './lib/cli.js';
 import { EngineScheduler, type ShardSpec } from '../src/engine/scheduler.js';
-import { resolveTier1Config } from '../src/engine/tier1/config.js';
-import { SharedTables } from '../src/shared/tables.js';
+import { resolveTier1Config } from '../src/tiers/tier1/config.js';
+import { SharedTables } from '../src/shm/tables.js';
 import type { Tenant } from '../src/tenants/tenant.js';
-import evaluate from '../workers/evaluate.js';
-import { tablesIdOf, type TenantEngineConfig } from '../workers/protocol.js';
+import evaluate from '../src/engine/worker/entry.js';
+import { DEFAULT_LATER_TIERS } from '../src/tiers/config.js';
+import { tablesIdOf, type TenantEngineConfig } from '../src/engine/protocol.js';
 import { feedOutcomes, loadTenants } from './lib/cycle-load.js';
 import { load, table } from './lib/load.js';
 import { DIST, startChild } from './lib/processes.js';
@@ -58,7 +59,7 @@ async function cycleCost(mode: Mode, tier: Tier, rulesTotal: number, tenantsN: n
   const slots = tenants.reduce((a, t) => a + t.rules.size, 0);
   const rng = new Rng(1);
   feedOutcomes(tables, tenants, now - 60_000, now, PER_RULE_RATE, rng);
-  const config: TenantEngineConfig = { tier1: resolveTier1Config(), predictionEnabled: tier >= 2, banditEnabled: tier >= 3 };
+  const config: TenantEngineConfig = { tier1: resolveTier1Config(), predictionEnabled: tier >= 2, banditEnabled: tier >= 3, ...DEFAULT_LATER_TIERS };
   const shards: ShardSpec[] = tenants.map((t: Tenant) => ({ shardId: t.id, slots: t.slots(), config }));
   // The service's default pool size: the front thread keeps a core.
   const threads = mode === 'piscina pool' ? Math.max(1, availableParallelism() - 1) : 1;

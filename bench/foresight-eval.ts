@@ -8,8 +8,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseCli } from './lib/cli.js';
-import { defaultModelPath, type ForesightModelJson } from '../src/engine/foresight/model.js';
-import { DEFAULT_FORESIGHT_CONFIG } from '../src/engine/foresight/policy.js';
+import { defaultModelPath, type ForesightModelJson } from '../src/tiers/foresight/model.js';
+import { DEFAULT_FORESIGHT_CONFIG } from '../src/tiers/foresight/policy.js';
 import { evaluate, type Evaluation } from './train/evaluation.js';
 
 const fmt = (v: number | null, digits = 1): string => (v === null || Number.isNaN(v) ? 'n/a' : v.toFixed(digits));

@@ -36,7 +36,7 @@ interface Profile {
 const STAGES: { stage: string; test: (f: CallFrame) => boolean }[] = [
   { stage: 'metrics', test: (f) => /request-metrics|metrics\/registry/.test(f.url) || (/http\/router/.test(f.url) && f.functionName === 'done') },
   { stage: 'serialisation + write', test: (f) => /http\/reply|json-writers/.test(f.url) || (/http\/router/.test(f.url) && f.functionName === 'reply') || ['stringify', 'writeStatus', 'writeHeader', 'end', 'cork'].includes(f.functionName) },
-  { stage: 'decision / recording', test: (f) => /shared\/decision|routing\/outcome|shared\/window|fast-path|engine-service|classify|shadow/.test(f.url) || (/routing\/decide/.test(f.url) && /decide/.test(f.functionName)) || f.functionName === 'random' },
+  { stage: 'decision / recording', test: (f) => /shm\/decision|shm\/slots|routing\/outcome|shm\/window|early-evaluation|engine-service|classify|shadow/.test(f.url) || (/routing\/decide/.test(f.url) && /decide/.test(f.functionName)) || f.functionName === 'random' },
   { stage: 'trie walk', test: (f) => /routing\/trie|routing\/decide|amount-tier/.test(f.url) },
   { stage: 'validation', test: (f) => /typebox|schemas\/|hot-bodies/.test(f.url) || (f.url === '' && /^check|^Check/.test(f.functionName)) },
   { stage: 'body read + JSON parse', test: (f) => /http\/body|http\/unicode/.test(f.url) || (/http\/router/.test(f.url) && f.functionName === '') || ['parse', 'toString', 'utf8Slice', 'from', 'fromArrayLike', 'FastBuffer'].includes(f.functionName) },

@@ -29,8 +29,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCli as parseCliOptions } from './lib/cli.js';
 import { runChart, type EngineMoment } from './lib/run-chart.js';
-import { STAGES } from '../workers/stages.js';
-import { resolveForesightConfig, type ForesightConfig } from '../src/engine/foresight/policy.js';
+import { STAGES } from '../src/engine/worker/stages.js';
+import { resolveForesightConfig, type ForesightConfig } from '../src/tiers/foresight/policy.js';
 import { runInProcess, type InProcessRun, type Tier } from './sim/engine-adapter.js';
 import { getScenario, listScenarios, type Scenario } from './sim/scenarios.js';
 import { table } from './lib/load.js';
@@ -180,7 +180,7 @@ async function main(): Promise<void> {
   if (o.tiers.some((t) => t > 1)) {
     console.log(
       stageNames.length === 0
-        ? 'note: workers/stages.ts registers no stage yet, so Tier 2/3 rows equal Tier 1'
+        ? 'note: src/engine/worker/stages.ts registers no stage yet, so Tier 2/3 rows equal Tier 1'
         : `registered stages: ${stageNames.join(', ')}`,
     );
   }

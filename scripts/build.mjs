@@ -22,7 +22,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = join(ROOT, 'dist');
 const STAMP = join(DIST, '.build-stamp');
 const LOCK = join(ROOT, '.build.lock');
-const INPUTS = ['src', 'workers', 'bench', 'tsconfig.json'];
+const INPUTS = ['src', 'bench', 'tsconfig.json'];
 const ifStale = process.argv.includes('--if-stale');
 
 const say = (msg) => process.stderr.write(`build: ${msg}\n`);
@@ -137,7 +137,7 @@ function build(tsc) {
 
 const USAGE = `Usage: npm run build   (node scripts/build.mjs [--if-stale])
 
-Compiles src/, workers/ and bench/ with TypeScript into dist/, atomically (a temporary
+Compiles src/ and bench/ with TypeScript into dist/, atomically (a temporary
 directory renamed into place) and one build at a time per checkout (a lock file).
 
 Options:

@@ -1,24 +1,17 @@
 /** The services a request handler may use, assembled once in main.ts. */
 import type { Config } from './config.js';
+import type { EngineFacade } from './engine/facade.js';
 import type { Ctx } from './http/endpoint.js';
 import type { Metrics } from './metrics/registry.js';
 import type { RuleService } from './rules/rule-service.js';
-import type { SharedTables } from './shared/tables.js';
+import type { SharedTables } from './shm/tables.js';
 import type { Store } from './store/store.js';
 import type { TenantRegistry } from './tenants/registry.js';
 import type { Tenant } from './tenants/tenant.js';
-import type { RecordedOutcome } from './routing/outcome.js';
 import type { WebhookDispatcher } from './webhooks/dispatcher.js';
 import type { AuditTrail } from './audit/audit-trail.js';
 import type { DecisionLog } from './decisions/decision-log.js';
 import type { ClusterStatus } from './cluster/cluster-node.js';
-
-/** What the HTTP layer needs from the engine (health evaluation and the tiers). */
-export interface EngineFacade {
-  running(): boolean;
-  /** Called after each recorded outcome; may request an early evaluation (fast path). */
-  outcomeRecorded(tenant: Tenant, outcome: RecordedOutcome, nowMs: number): void;
-}
 
 export interface AppContext {
   config: Config;

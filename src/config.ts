@@ -4,8 +4,7 @@
  */
 import { parseApiKeys, type ApiKeyTable } from './http/api-keys.js';
 import { MAX_RATE_LIMIT_RPS } from './http/rate-limit.js';
-import { ClusterConfigError, loadClusterSettings } from './cluster/cluster-config.js';
-import type { ClusterSettings } from './cluster/cluster-node.js';
+import { ClusterConfigError, loadClusterSettings, type ClusterSettings } from './cluster/cluster-config.js';
 
 export interface Config {
   port: number;

@@ -4,7 +4,7 @@
  * `recordReportedOutcome` (classification, windows, run counters) at chosen virtual times.
  */
 import { recordReportedOutcome } from '../../src/routing/outcome.js';
-import type { SharedTables } from '../../src/shared/tables.js';
+import type { SharedTables } from '../../src/shm/tables.js';
 import { settingsForTier, Tenant, type RuleRecord } from '../../src/tenants/tenant.js';
 import { Rng } from '../sim/rng.js';
 

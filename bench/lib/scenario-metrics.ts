@@ -9,7 +9,7 @@
  * - the engine's own transitions (failover.triggered, processor.degraded), exact to the
  *   evaluation that made the decision, and what issue 3's Tier 1 numbers are about.
  */
-import { DEFAULT_TIER1_CONFIG } from '../../src/engine/tier1/config.js';
+import { DEFAULT_TIER1_CONFIG } from '../../src/tiers/tier1/config.js';
 import type { Transition } from '../../src/engine/transitions.js';
 import type { InProcessRun } from '../sim/engine-adapter.js';
 import type { Scenario } from '../sim/scenarios.js';

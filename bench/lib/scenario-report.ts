@@ -2,7 +2,7 @@
  * Tables of the scenario benchmark: the per-scenario summary, issue 3's Tier 1 numbers, and
  * the issue 5 targets with hit/miss. Pure functions of the run metrics, so the CLI stays a loop.
  */
-import { DEFAULT_TIER1_CONFIG } from '../../src/engine/tier1/config.js';
+import { DEFAULT_TIER1_CONFIG } from '../../src/tiers/tier1/config.js';
 import { delays, median, percentile, summarise, type RunMetrics, type Summary } from './scenario-metrics.js';
 
 export type Row = Record<string, string | number>;

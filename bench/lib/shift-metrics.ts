@@ -15,7 +15,7 @@
  *   (payment-weighted) from the bump's start until 60 s after it recedes, and the payments
  *   that failed with a technical error in that window.
  */
-import { DEFAULT_TIER1_CONFIG } from '../../src/engine/tier1/config.js';
+import { DEFAULT_TIER1_CONFIG } from '../../src/tiers/tier1/config.js';
 import type { InProcessRun } from '../sim/engine-adapter.js';
 import { ANTICIPATION_WINDOW_MS } from '../sim/score.js';
 import { crossing } from './scenario-metrics.js';

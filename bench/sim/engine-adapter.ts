@@ -5,7 +5,7 @@
  * scenario's primary and secondary), `matchRule` + `decide` for routes, and
  * `recordReportedOutcome` for outcomes (classification of the error code, window buckets,
  * run counters). It plays the scheduler with the real worker task (`evaluate` from
- * workers/evaluate.ts, i.e. Tier 1 plus every stage registered in workers/stages.ts),
+ * src/engine/worker/entry.ts, i.e. Tier 1 plus every stage registered in src/engine/worker/stages.ts),
  * following EngineScheduler's rules in virtual time:
  *   - a cycle every `evalIntervalMs`, skipped (not queued) while the shard's task runs;
  *   - an early evaluation when `wantsEarlyEvaluation` says so (a hard run or an error burst), at most one per
@@ -17,35 +17,26 @@
  * Pending engine work is caught up at the start of every driver call, each item at its own
  * due time, so results do not depend on the driver's tick: nothing routes in between.
  */
-import { readDecision, type DecisionFields } from '../../src/shared/decision.js';
-import {
-  DECISION_SOURCE_NAMES,
-  DecisionSource,
-  PF_STATUS,
-  PROC_F64_STRIDE,
-  PROCS_PER_RULE,
-  RULE_MASK,
-  RULE_SHIFT,
-  STATUS_NAMES,
-  type StatusName,
-} from '../../src/shared/layout.js';
-import { SharedTables } from '../../src/shared/tables.js';
+import { readDecision, type DecisionFields } from '../../src/shm/decision.js';
+import { DECISION_SOURCE_NAMES, DecisionSource, PF_STATUS, STATUS_NAMES, type StatusName } from '../../src/shm/layout.js';
+import { SharedTables } from '../../src/shm/tables.js';
 import { decide, matchRule } from '../../src/routing/decide.js';
 import { recordReportedOutcome } from '../../src/routing/outcome.js';
 import { toRecord } from '../../src/rules/rule-service.js';
 import { settingsForTier, Tenant, type LiveRule } from '../../src/tenants/tenant.js';
-import type { Tier1Config } from '../../src/engine/tier1/config.js';
+import type { Tier1Config } from '../../src/tiers/tier1/config.js';
 import { engineConfigFor } from '../../src/engine/tenant-engine-config.js';
-import { wantsEarlyEvaluation } from '../../src/engine/fast-path.js';
+import { wantsEarlyEvaluation } from '../../src/engine/early-evaluation.js';
 import type { Transition } from '../../src/engine/transitions.js';
-import evaluate, { evaluateWith } from '../../workers/evaluate.js';
-import { tablesIdOf, type EvaluateResult, type EvaluateTask, type TenantEngineConfig } from '../../workers/protocol.js';
-import type { RuleStage } from '../../workers/stages.js';
+import evaluate, { evaluateWith } from '../../src/engine/worker/entry.js';
+import { tablesIdOf, type EvaluateResult, type EvaluateTask, type TenantEngineConfig } from '../../src/engine/protocol.js';
+import type { RuleStage } from '../../src/tiers/stage.js';
 import { VirtualClock } from './clock.js';
 import { runScenario, type EngineAdapter, type RouteDecision, type TxEvent } from './driver.js';
 import type { Outcome } from './processor.js';
 import { Rng } from './rng.js';
 import type { Scenario } from './scenarios.js';
+import { processorRowOffset, ruleIndex, ruleSegment } from '../../src/shm/slots.js';
 
 /** Epoch ms of scenario time 0: far from 0 so window epochs look like real ones. */
 export const RUN_START_MS = 1_700_000_000_000;
@@ -198,13 +189,13 @@ export class InProcessEngine implements EngineAdapter {
 
   /** Current published primary share. */
   primaryShare(): number {
-    return readDecision(this.tables.ruleSegs[this.rule.slot >> RULE_SHIFT], this.rule.slot & RULE_MASK, this.decision).primaryShare;
+    return readDecision(ruleSegment(this.tables.ruleSegs, this.rule.slot), ruleIndex(this.rule.slot), this.decision).primaryShare;
   }
 
   /** Current status of the primary (0) or secondary (1). */
   status(k: 0 | 1): StatusName {
-    const seg = this.tables.ruleSegs[this.rule.slot >> RULE_SHIFT];
-    return STATUS_NAMES[seg.procF64[((this.rule.slot & RULE_MASK) * PROCS_PER_RULE + k) * PROC_F64_STRIDE + PF_STATUS]];
+    const seg = ruleSegment(this.tables.ruleSegs, this.rule.slot);
+    return STATUS_NAMES[seg.procF64[processorRowOffset(this.rule.slot, k) + PF_STATUS]];
   }
 
   /** Runs every scheduler step due at or before `nowMs`, each at its own time. */
@@ -265,7 +256,7 @@ export class InProcessEngine implements EngineAdapter {
     const last = this.shareSeries[this.shareSeries.length - 1];
     if (last === undefined || last[1] !== share) this.shareSeries.push([t - this.startMs, share]);
     if (this.onEvaluated) {
-      const d = readDecision(this.tables.ruleSegs[this.rule.slot >> RULE_SHIFT], this.rule.slot & RULE_MASK, this.decision);
+      const d = readDecision(ruleSegment(this.tables.ruleSegs, this.rule.slot), ruleIndex(this.rule.slot), this.decision);
       this.onEvaluated({
         t: t - this.startMs,
         early: this.runningEarly,

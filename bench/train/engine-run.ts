@@ -1,7 +1,7 @@
 /**
  * Runs a simulator scenario against the real engine in-process and in virtual time, through
  * the bench's in-process adapter (bench/sim/engine-adapter.ts): the service's own routing
- * (`decide`), outcome recording (`recordReportedOutcome`, run counters), fast-path rule
+ * (`decide`), outcome recording (`recordReportedOutcome`, run counters), early-evaluation rule
  * (`wantsEarlyEvaluation`), the worker's evaluate task, and the scheduler's timing (cycle
  * phase drawn from the seed, pool round trip, early-evaluation gap).
  *
@@ -13,9 +13,9 @@ import { RUN_START_MS, runInProcess } from '../sim/engine-adapter.js';
 import type { TxEvent } from '../sim/driver.js';
 import type { Scenario } from '../sim/scenarios.js';
 import type { Transition } from '../../src/engine/transitions.js';
-import type { ForesightConfig } from '../../src/engine/foresight/policy.js';
-import type { DECISION_SOURCE_NAMES } from '../../src/shared/layout.js';
-import type { RuleStage } from '../../workers/stages.js';
+import type { ForesightConfig } from '../../src/tiers/foresight/policy.js';
+import type { DECISION_SOURCE_NAMES } from '../../src/shm/layout.js';
+import type { RuleStage } from '../../src/tiers/stage.js';
 
 export { RUN_START_MS };
 

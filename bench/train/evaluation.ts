@@ -8,8 +8,8 @@
  */
 import { deriveSeed } from '../sim/rng.js';
 import { getScenario, listScenarios } from '../sim/scenarios.js';
-import { parseModel, type ForesightModelJson } from '../../src/engine/foresight/model.js';
-import { createForesightStage } from '../../src/engine/foresight/stage.js';
+import { parseModel, type ForesightModelJson } from '../../src/tiers/foresight/model.js';
+import { createForesightStage } from '../../src/tiers/foresight/stage.js';
 import { HELD_OUT_INCIDENT_AT_MS, FULL_SIZE, heldOutSpecs, type DatasetSize } from './dataset.js';
 import { runEngine } from './engine-run.js';
 import { median, runPair, shiftEpisodes, type PairResult } from './events.js';

@@ -11,9 +11,9 @@
  */
 import { getScenario, type Scenario } from '../sim/scenarios.js';
 import { score, type ScoreResult } from '../sim/score.js';
-import type { ForesightModel } from '../../src/engine/foresight/model.js';
-import { createForesightStage } from '../../src/engine/foresight/stage.js';
-import type { ForesightConfig } from '../../src/engine/foresight/policy.js';
+import type { ForesightModel } from '../../src/tiers/foresight/model.js';
+import { createForesightStage } from '../../src/tiers/foresight/stage.js';
+import type { ForesightConfig } from '../../src/tiers/foresight/policy.js';
 import { runEngine, transitionTime, type EngineRun } from './engine-run.js';
 import { HORIZON_MS } from './traces.js';
 

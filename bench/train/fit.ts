@@ -7,8 +7,8 @@
  * steps weigh 0); batch order is shuffled each epoch from the seed.
  */
 import * as tf from '@tensorflow/tfjs';
-import { N_FEATURES } from '../../src/engine/foresight/features.js';
-import type { ForesightModelJson } from '../../src/engine/foresight/model.js';
+import { N_FEATURES } from '../../src/tiers/foresight/features.js';
+import type { ForesightModelJson } from '../../src/tiers/foresight/model.js';
 import { Rng } from '../sim/rng.js';
 import { buildTfModel, exportWeights, initWeights } from './gru-tf.js';
 import type { Sequence } from './traces.js';

@@ -7,7 +7,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../sim/rng.js';
-import type { ForesightModelJson } from '../../src/engine/foresight/model.js';
+import type { ForesightModelJson } from '../../src/tiers/foresight/model.js';
 
 export function buildTfModel(inputs: number, units: number): tf.Sequential {
   const model = tf.sequential();

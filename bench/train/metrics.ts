@@ -2,7 +2,7 @@
  * Scoring of step-level predictions: PR-AUC (average precision), expected calibration error,
  * Brier score and log loss, plus the trend-extrapolation baseline the GRU must beat.
  */
-import { FEATURE_NAMES } from '../../src/engine/foresight/features.js';
+import { FEATURE_NAMES } from '../../src/tiers/foresight/features.js';
 
 /** Average precision: Σ (R_k − R_{k−1}) · P_k over score thresholds, ties taken together. */
 export function averagePrecision(scores: ArrayLike<number>, labels: ArrayLike<number>): number {

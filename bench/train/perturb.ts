@@ -7,8 +7,8 @@
  * many of them during incidents and bumps, teaches it that volume alone means nothing; the
  * labels stay Tier 1's real decisions under the reduced traffic.
  */
-import { DecisionSource } from '../../src/shared/layout.js';
-import type { RuleStage } from '../../workers/stages.js';
+import { DecisionSource } from '../../src/shm/layout.js';
+import type { RuleStage } from '../../src/tiers/stage.js';
 import type { Rng } from '../sim/rng.js';
 import { RUN_START_MS } from './engine-run.js';
 

@@ -2,9 +2,9 @@
  * Runs sequences through the service's own GRU kernel (not TensorFlow.js), so held-out
  * metrics describe exactly what the engine will compute.
  */
-import { N_FEATURES } from '../../src/engine/foresight/features.js';
-import { denseLogit, gruStep, newGruScratch, normalise } from '../../src/engine/foresight/gru-kernel.js';
-import type { ForesightModel } from '../../src/engine/foresight/model.js';
+import { N_FEATURES } from '../../src/tiers/foresight/features.js';
+import { denseLogit, gruStep, newGruScratch, normalise } from '../../src/tiers/foresight/gru-kernel.js';
+import type { ForesightModel } from '../../src/tiers/foresight/model.js';
 import { trendScore } from './metrics.js';
 import type { Sequence } from './traces.js';
 

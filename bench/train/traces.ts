@@ -13,11 +13,11 @@
  * processor is already failed_over (Tier 1 owns the decision then) or when the horizon runs
  * past the end of the run with no crossing seen (the label is unknown).
  */
-import { ProcessorStatus } from '../../src/shared/layout.js';
-import { N_FEATURES } from '../../src/engine/foresight/features.js';
-import { DEFAULT_TIER1_CONFIG } from '../../src/engine/tier1/config.js';
-import { advanceProcessor, newStepResult } from '../../src/engine/foresight/step.js';
-import type { RuleStage } from '../../workers/stages.js';
+import { ProcessorStatus } from '../../src/shm/layout.js';
+import { N_FEATURES } from '../../src/tiers/foresight/features.js';
+import { DEFAULT_TIER1_CONFIG } from '../../src/tiers/tier1/config.js';
+import { advanceProcessor, newStepResult } from '../../src/tiers/foresight/step.js';
+import type { RuleStage } from '../../src/tiers/stage.js';
 import type { Scenario } from '../sim/scenarios.js';
 import { RUN_START_MS, runEngine, transitionTime, type EngineRun } from './engine-run.js';
 

@@ -6,8 +6,8 @@
  * write committed and before the answer; kept like the failover audit trail (newest 10,000
  * per tenant, at most 90 days; pruned at most once a minute per tenant).
  */
-import { EventRetention } from '../engine/retention.js';
-import type { Ctx } from '../http/endpoint.js';
+import { EventRetention } from '../store/retention.js';
+import type { KeyGrant } from '../http/api-keys.js';
 import { log } from '../log.js';
 import type { Log, Store } from '../store/store.js';
 
@@ -43,7 +43,8 @@ export class AuditTrail {
    * (the client would retry a write that happened); the entry is kept and appended again
    * with the next one (see `unsaved`).
    */
-  record(ctx: Ctx, change: AuditChange): Promise<void> {
+  /** `ctx`: the request's (an http Ctx), of which only the key's grant is read. */
+  record(ctx: { readonly grant: KeyGrant }, change: AuditChange): Promise<void> {
     return this.append(ctx.grant.tenantId, ctx.grant.keyFingerprint ?? null, change);
   }
 

@@ -3,7 +3,17 @@
  * rest of the configuration at start.
  */
 import { hostname } from 'node:os';
-import type { ClusterSettings } from './cluster-node.js';
+
+export interface ClusterSettings {
+  redisUrl: string;
+  cluster: string;
+  replicaId: string;
+  leaseMs: number;
+  shipIntervalMs: number;
+  /** Without a fresh decision table for this long, a replica evaluates its own outcomes. */
+  staleMs: number;
+  healMs: number;
+}
 
 type Env = Record<string, string | undefined>;
 

@@ -12,13 +12,16 @@
  */
 import { hostname } from 'node:os';
 import { log } from '../log.js';
-import { FAST_PATH_RUN } from '../engine/tier1/config.js';
-import { RI_REMOTE_RUN_PRIMARY, RI_REMOTE_RUN_SECONDARY, RI_RUN_PRIMARY, RI_RUN_SECONDARY, RI_WINDOW_PRIMARY, RI_WINDOW_SECONDARY, RULE_I32_STRIDE, RULE_MASK, RULE_SHIFT, WINDOW_MASK, WINDOW_SHIFT } from '../shared/layout.js';
-import type { SharedTables } from '../shared/tables.js';
-import type { OutcomeKind } from '../shared/window.js';
+import { FAST_PATH_RUN } from '../tiers/tier1/config.js';
+import { RI_REMOTE_RUN_PRIMARY, RI_REMOTE_RUN_SECONDARY, RI_RUN_PRIMARY, RI_RUN_SECONDARY, RI_WINDOW_PRIMARY, RI_WINDOW_SECONDARY, RULE_I32_STRIDE, RULE_MASK, RULE_SHIFT, WINDOW_MASK, WINDOW_SHIFT } from '../shm/layout.js';
+import type { SharedTables } from '../shm/tables.js';
+import type { OutcomeKind } from '../shm/window.js';
 import type { TenantRegistry } from '../tenants/registry.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
 import { ClusterIndex, type WindowRef } from './cluster-index.js';
+import type { ClusterSettings } from './cluster-config.js';
+
+export type { ClusterSettings } from './cluster-config.js';
 import { TableFollower, TablePublisher } from './decision-table.js';
 import { clusterKeys, type ClusterKeys } from './keys.js';
 import { LeaderLease } from './lease.js';
@@ -33,17 +36,6 @@ import { mergeDelta, MergeResult } from './window-merge.js';
 const REMOTE_RUN_TTL_MS = 10_000;
 
 export type ClusterRole = 'leader' | 'follower' | 'fallback';
-
-export interface ClusterSettings {
-  redisUrl: string;
-  cluster: string;
-  replicaId: string;
-  leaseMs: number;
-  shipIntervalMs: number;
-  /** Without a fresh decision table for this long, a replica evaluates its own outcomes. */
-  staleMs: number;
-  healMs: number;
-}
 
 /** What the cluster needs of the engine on this replica. */
 export interface ClusterEngineHooks {

@@ -16,8 +16,8 @@
  *   sum (ms), varint bins, then per bin: varint bin index, varint count.
  * An entry is ~20 bytes plus ~3 per distinct latency bin.
  */
-import { COUNT_BUCKET_MS, LAT_BINS, latencyBin } from '../shared/layout.js';
-import { OutcomeKind } from '../shared/window.js';
+import { COUNT_BUCKET_MS, LAT_BINS, latencyBin } from '../shm/layout.js';
+import { OutcomeKind } from '../shm/window.js';
 import { ByteReader, ByteWriter, FormatError } from './bytes.js';
 
 export const DELTA_FORMAT = 1;

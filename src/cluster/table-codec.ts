@@ -16,7 +16,7 @@
  *   PF_T1_LEN bookkeeping fields as f64.
  * ~45-60 bytes per rule with healthy processors.
  */
-import { PF_T1_LEN, PROCS_PER_RULE, type DecisionSource } from '../shared/layout.js';
+import { PF_T1_LEN, PROCS_PER_RULE, type DecisionSource } from '../shm/layout.js';
 import { ByteReader, ByteWriter, FormatError } from './bytes.js';
 
 export const TABLE_FORMAT = 1;

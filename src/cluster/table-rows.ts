@@ -3,7 +3,7 @@
  * entries out of its tables after an evaluation, a follower writes them into its own (front
  * thread; no evaluation task runs on a follower's full engine state, so it is the writer).
  */
-import { publishDecision, readDecision, type DecisionFields } from '../shared/decision.js';
+import { publishDecision, readDecision, type DecisionFields } from '../shm/decision.js';
 import {
   DecisionSource,
   PF_BANDIT_WEIGHT,
@@ -21,9 +21,9 @@ import {
   RULE_I32_STRIDE,
   RULE_MASK,
   RULE_SHIFT,
-} from '../shared/layout.js';
-import type { SharedTables } from '../shared/tables.js';
-import { newProcState, readProcState, writeProcState } from '../engine/tier1/state.js';
+} from '../shm/layout.js';
+import type { SharedTables } from '../shm/tables.js';
+import { newProcState, readProcState, writeProcState } from '../tiers/tier1/state.js';
 import type { RuleEntry } from './table-codec.js';
 
 const decision: DecisionFields = { primaryShare: 1, source: DecisionSource.Rules, failProbPrimary: NaN, failProbSecondary: NaN };

@@ -18,7 +18,7 @@ import {
   LAT_BUCKET_MS,
   LAT_BUCKETS,
   type WindowSegmentViews,
-} from '../shared/layout.js';
+} from '../shm/layout.js';
 import type { DeltaEntry } from './outcome-delta.js';
 
 /** Seconds a remote clock may run ahead of ours before its deltas are refused. */

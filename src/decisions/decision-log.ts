@@ -17,13 +17,14 @@ import { log } from '../log.js';
 import { CLASSIFICATION_NAMES } from '../routing/outcome.js';
 import type { RouteDecision } from '../routing/decide.js';
 import type { OutcomeReport } from '../schemas/routing.js';
-import { DECISION_SOURCE_NAMES, PF_STATUS, PROC_F64_STRIDE, PROCS_PER_RULE, RULE_MASK, RULE_SHIFT, STATUS_NAMES, type StatusName } from '../shared/layout.js';
-import type { SharedTables } from '../shared/tables.js';
+import { DECISION_SOURCE_NAMES, PF_STATUS, PROC_F64_STRIDE, STATUS_NAMES, type StatusName } from '../shm/layout.js';
+import type { SharedTables } from '../shm/tables.js';
 import type { Collection, Store } from '../store/store.js';
 import type { TenantRegistry } from '../tenants/registry.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
 import { OutcomeDedup } from './outcome-dedup.js';
 import { OutcomeRing, RouteRing } from './decision-ring.js';
+import { processorRowOffset, ruleSegment } from '../shm/slots.js';
 
 export const PERIOD_MS = 12 * 3600 * 1000;
 export const GENERATIONS = 3;
@@ -121,8 +122,8 @@ export class DecisionLog {
 
   // ── request paths (front thread, synchronous, no allocation beyond the Set entry) ────
   routed(tenant: Tenant, rule: LiveRule, txId: string, d: RouteDecision, nowMs: number): void {
-    const procF64 = this.o.tables.ruleSegs[rule.slot >> RULE_SHIFT].procF64;
-    const row = (rule.slot & RULE_MASK) * PROCS_PER_RULE * PROC_F64_STRIDE;
+    const procF64 = ruleSegment(this.o.tables.ruleSegs, rule.slot).procF64;
+    const row = processorRowOffset(rule.slot, 0);
     if (!this.routes.push(tenant, rule, txId, d, procF64[row + PF_STATUS], procF64[row + PROC_F64_STRIDE + PF_STATUS], nowMs)) this.lost++;
   }
 

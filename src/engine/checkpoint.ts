@@ -6,15 +6,10 @@
  * consistent. Restore after `allocRule` (which sets the configuration fields) and before
  * the scheduler starts; the next evaluation recomputes health from the (new, empty) windows.
  */
-import { publishDecision, readDecision, type DecisionFields } from '../shared/decision.js';
-import {
-  DecisionSource,
-  PROC_F64_STRIDE,
-  PROCS_PER_RULE,
-  RULE_MASK,
-  RULE_SHIFT,
-} from '../shared/layout.js';
-import type { SharedTables } from '../shared/tables.js';
+import { publishDecision, readDecision, type DecisionFields } from '../shm/decision.js';
+import { DecisionSource, PROC_F64_STRIDE, PROCS_PER_RULE } from '../shm/layout.js';
+import type { SharedTables } from '../shm/tables.js';
+import { processorRowOffset, ruleIndex, ruleSegment } from '../shm/slots.js';
 
 /** Bumped whenever the layout of a snapshot changes; older snapshots are not restored. */
 export const CHECKPOINT_VERSION = 1;
@@ -23,8 +18,8 @@ const HEADER = 5; // version, primary share, source, failure probabilities
 export const CHECKPOINT_LENGTH = HEADER + ROWS;
 
 export function snapshotRule(tables: SharedTables, slot: number): Float64Array {
-  const seg = tables.ruleSegs[slot >> RULE_SHIFT];
-  const i = slot & RULE_MASK;
+  const seg = ruleSegment(tables.ruleSegs, slot);
+  const i = ruleIndex(slot);
   const d = readDecision(seg, i, {
     primaryShare: 0,
     source: DecisionSource.Rules,
@@ -37,7 +32,7 @@ export function snapshotRule(tables: SharedTables, slot: number): Float64Array {
   out[2] = d.source;
   out[3] = d.failProbPrimary;
   out[4] = d.failProbSecondary;
-  const pb = i * ROWS;
+  const pb = processorRowOffset(slot, 0);
   out.set(seg.procF64.subarray(pb, pb + ROWS), HEADER);
   return out;
 }
@@ -45,9 +40,9 @@ export function snapshotRule(tables: SharedTables, slot: number): Float64Array {
 /** Returns false (and changes nothing) when `data` is not a snapshot of this version. */
 export function restoreRule(tables: SharedTables, slot: number, data: Float64Array): boolean {
   if (data.length !== CHECKPOINT_LENGTH || data[0] !== CHECKPOINT_VERSION) return false;
-  const seg = tables.ruleSegs[slot >> RULE_SHIFT];
-  const i = slot & RULE_MASK;
-  seg.procF64.set(data.subarray(HEADER), i * ROWS);
+  const seg = ruleSegment(tables.ruleSegs, slot);
+  const i = ruleIndex(slot);
+  seg.procF64.set(data.subarray(HEADER), processorRowOffset(slot, 0));
   const d: DecisionFields = {
     primaryShare: data[1],
     source: data[2] as DecisionSource,

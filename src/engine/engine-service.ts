@@ -7,25 +7,36 @@
  *   timer / early ──► piscina evaluate(shard) ──► transitions ──► audit log, counters, webhooks
  *                                             └─► onEvaluated ──► checkpoint (LMDB)
  */
-import type { EngineFacade } from '../app-context.js';
+import type { EngineFacade } from './facade.js';
 import { log } from '../log.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { RuleLifecycle } from '../rules/rule-service.js';
-import { DecisionSource, ManualCommand, RI_COMMAND, RI_RUN_PRIMARY, RI_RUN_SECONDARY, RI_DECISION_SOURCE, RI_WINDOW_PRIMARY, RI_WINDOW_SECONDARY, RULE_I32_STRIDE, RULE_MASK, RULE_SHIFT } from '../shared/layout.js';
-import type { SharedTables } from '../shared/tables.js';
+import {
+  DecisionSource,
+  ManualCommand,
+  RI_COMMAND,
+  RI_RUN_PRIMARY,
+  RI_RUN_SECONDARY,
+  RI_DECISION_SOURCE,
+  RI_WINDOW_PRIMARY,
+  RI_WINDOW_SECONDARY,
+} from '../shm/layout.js';
+import type { SharedTables } from '../shm/tables.js';
 import type { Collection, Log, Store } from '../store/store.js';
 import type { TenantRegistry } from '../tenants/registry.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
 import type { RecordedOutcome } from '../routing/outcome.js';
 import { restoreRule, snapshotRule } from './checkpoint.js';
-import { EventRetention } from './retention.js';
+import { EventRetention } from '../store/retention.js';
 import { eventData, failoverEventOf, type FailoverEventRecord } from './events.js';
-import { EngineScheduler, type ShardSpec, type TenantEngineConfig } from './scheduler.js';
-import { wantsEarlyEvaluation } from './fast-path.js';
+import type { TenantEngineConfig } from './protocol.js';
+import { EngineScheduler, type ShardSpec } from './scheduler.js';
+import { wantsEarlyEvaluation } from './early-evaluation.js';
 import { engineConfigFor } from './tenant-engine-config.js';
 import type { Transition, TransitionEvent } from './transitions.js';
 import type { FailoverEventData, ProcessorEventData } from '../webhooks/events.js';
 import type { ClusterNode, ClusterRole } from '../cluster/cluster-node.js';
+import { ruleI32Base, ruleSegment } from '../shm/slots.js';
 
 /** Failed audit appends kept for retry while the store refuses writes. */
 export const MAX_UNSAVED_EVENTS = 10_000;
@@ -176,8 +187,8 @@ export class EngineService implements EngineFacade, RuleLifecycle {
     if (!t) return 0;
     let n = 0;
     for (const rule of t.rules.values()) {
-      const seg = this.o.tables.ruleSegs[rule.slot >> RULE_SHIFT];
-      if (seg.ruleI32[(rule.slot & RULE_MASK) * RULE_I32_STRIDE + RI_DECISION_SOURCE] === DecisionSource.Mab) n++;
+      const seg = ruleSegment(this.o.tables.ruleSegs, rule.slot);
+      if (seg.ruleI32[ruleI32Base(rule.slot) + RI_DECISION_SOURCE] === DecisionSource.Mab) n++;
     }
     return n;
   }
@@ -265,8 +276,8 @@ export class EngineService implements EngineFacade, RuleLifecycle {
   command(tenant: Tenant, rule: LiveRule, cmd: ManualCommand, timeoutMs = 10_000): Promise<void> {
     if (!this.running()) return Promise.reject(new Error('engine not running'));
     if (!this.decides()) return Promise.reject(new NotLeaderError(this.o.cluster!.status().leader_id));
-    const seg = this.o.tables.ruleSegs[rule.slot >> RULE_SHIFT];
-    const ib = (rule.slot & RULE_MASK) * RULE_I32_STRIDE;
+    const seg = ruleSegment(this.o.tables.ruleSegs, rule.slot);
+    const ib = ruleI32Base(rule.slot);
     if (cmd === ManualCommand.Recover) {
       // The front thread owns the run counters: a finished outage's run must not trip it again.
       Atomics.store(seg.ruleI32, ib + RI_RUN_PRIMARY, 0);
@@ -298,8 +309,8 @@ export class EngineService implements EngineFacade, RuleLifecycle {
     const waiters = this.commandWaiters.get(tenantId);
     if (!waiters) return;
     const left = waiters.filter((w) => {
-      const seg = this.o.tables.ruleSegs[w.rule.slot >> RULE_SHIFT];
-      if (Atomics.load(seg.ruleI32, (w.rule.slot & RULE_MASK) * RULE_I32_STRIDE + RI_COMMAND) !== ManualCommand.None) return true;
+      const seg = ruleSegment(this.o.tables.ruleSegs, w.rule.slot);
+      if (Atomics.load(seg.ruleI32, ruleI32Base(w.rule.slot) + RI_COMMAND) !== ManualCommand.None) return true;
       // The failover event of the command is being appended to the audit trail: answer after it.
       void Promise.allSettled([...this.pendingWrites]).then(w.done);
       return false;
@@ -353,8 +364,8 @@ export class EngineService implements EngineFacade, RuleLifecycle {
     const tables = this.o.tables;
     // A cluster follower's engine state is the leader's (from its table): the leader checkpoints it.
     if (this.decides()) for (const rule of tenant.rules.values()) {
-      const seg = tables.ruleSegs[rule.slot >> RULE_SHIFT];
-      const ib = (rule.slot & RULE_MASK) * RULE_I32_STRIDE;
+      const seg = ruleSegment(tables.ruleSegs, rule.slot);
+      const ib = ruleI32Base(rule.slot);
       if (seg.ruleI32[ib + RI_WINDOW_PRIMARY] < 0 && seg.ruleI32[ib + RI_WINDOW_SECONDARY] < 0) continue;
       this.track(this.checkpoints.put(tenantId, rule.record.rule_id, Array.from(snapshotRule(tables, rule.slot))));
     }

@@ -15,19 +15,16 @@ import {
   PF_SAMPLE_COUNT,
   PF_STATUS,
   PF_SUCCESS_RATE,
-  PROC_F64_STRIDE,
-  PROCS_PER_RULE,
-  RULE_MASK,
-  RULE_SHIFT,
   STATUS_NAMES,
   type StatusName,
-} from '../shared/layout.js';
-import { readDecision, type DecisionFields } from '../shared/decision.js';
-import type { SharedTables } from '../shared/tables.js';
+} from '../shm/layout.js';
+import { readDecision, type DecisionFields } from '../shm/decision.js';
+import { processorRows, type SharedTables } from '../shm/tables.js';
+import { processorRowOffset, ruleIndex, ruleSegment } from '../shm/slots.js';
 import type { LiveRule } from '../tenants/tenant.js';
 import type { OverrideRecord } from '../overrides/effective.js';
-import { DecisionSource } from '../shared/layout.js';
-import { shownFailureProbability } from './foresight/prior.js';
+import { DecisionSource } from '../shm/layout.js';
+import { shownFailureProbability } from '../tiers/foresight/prior.js';
 
 export interface ProcessorHealth {
   processor_id: string;
@@ -60,16 +57,6 @@ export interface RuleHealth {
 
 const round = (x: number, d = 4) => Math.round(x * 10 ** d) / 10 ** d;
 const nullable = (x: number, d = 4) => (Number.isNaN(x) ? null : round(x, d));
-
-/** The processor rows of a rule's segment (no allocation: callers on the outcome path use it). */
-export function processorRows(tables: SharedTables, slot: number): Float64Array {
-  return tables.ruleSegs[slot >> RULE_SHIFT].procF64;
-}
-
-/** Offset of processor `k`'s row in `processorRows(tables, slot)`. */
-export function processorRowOffset(slot: number, k: 0 | 1): number {
-  return ((slot & RULE_MASK) * PROCS_PER_RULE + k) * PROC_F64_STRIDE;
-}
 
 export function statusOf(tables: SharedTables, slot: number, k: 0 | 1): StatusName {
   const procF64 = processorRows(tables, slot);
@@ -110,7 +97,7 @@ export function processorHealth(tables: SharedTables, rule: LiveRule, k: 0 | 1, 
 const scratch: DecisionFields = { primaryShare: 1, source: DecisionSource.Rules, failProbPrimary: NaN, failProbSecondary: NaN };
 
 export function ruleHealth(tables: SharedTables, rule: LiveRule, predictionEnabled: boolean): RuleHealth {
-  const d = readDecision(tables.ruleSegs[rule.slot >> RULE_SHIFT], rule.slot & RULE_MASK, scratch);
+  const d = readDecision(ruleSegment(tables.ruleSegs, rule.slot), ruleIndex(rule.slot), scratch);
   const override = rule.override ?? null;
   if (override !== null) {
     d.primaryShare = override.primaryShare;

@@ -1,23 +1,22 @@
 /**
  * The front thread's engine clock: every `intervalMs` it runs one evaluation task per shard
- * (a tenant's rule slots) on the piscina pool, and early ones on request from the outcome
- * path's fast path. Never two tasks on one shard at once: a shard still busy at a tick is
+ * (a tenant's rule slots) on the piscina pool, and early evaluations when the outcome path
+ * asks for them (early-evaluation.ts). Never two tasks on one shard at once: a shard still busy at a tick is
  * skipped for that cycle and counted, not queued, so a slow pool degrades to longer cycles
  * instead of a growing backlog.
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import { RI_ACTIVE, RI_GENERATION, RULE_I32_STRIDE, RULE_MASK, RULE_SHIFT } from '../shared/layout.js';
-import type { SharedTables } from '../shared/tables.js';
+import { RI_ACTIVE, RI_GENERATION } from '../shm/layout.js';
+import type { SharedTables } from '../shm/tables.js';
 import type { Transition } from './transitions.js';
 import {
   tablesIdOf,
   type EvaluateResult,
   type EvaluateTask,
   type TenantEngineConfig,
-} from '../../workers/protocol.js';
-
-export type { EvaluateResult, TenantEngineConfig } from '../../workers/protocol.js';
+} from './protocol.js';
+import { ruleI32Base, ruleSegment } from '../shm/slots.js';
 
 export interface ShardSpec {
   shardId: string;
@@ -51,7 +50,7 @@ export interface EngineSchedulerOptions {
   earlyGapMs?: number;
   /** Clock for task times and durations. Default Date.now. */
   now?: () => number;
-  /** The compiled worker. Default: dist/workers/evaluate.js next to this compiled file. */
+  /** The compiled worker entry. Default: ./worker/entry.js beside this compiled file (dist/src/engine/worker/entry.js). */
   workerFile?: string | URL;
   /** Default max(1, cpus - 1): the front thread keeps a core. */
   maxThreads?: number;
@@ -172,7 +171,7 @@ export class EngineScheduler {
   }
 
   /**
-   * Fast path: evaluate `shardId` soon, outside the cycle. Cheap enough for the outcome path.
+   * Early evaluation: evaluate `shardId` soon, outside the cycle. Cheap enough for the outcome path.
    * At most one early task per shard per earlyGapMs; if a task is running, the early one runs
    * right after it, so it sees the outcomes that prompted the request.
    */
@@ -312,9 +311,9 @@ export class EngineScheduler {
 
   /** The slot still holds the rule the task evaluated. */
   private isCurrent(t: Transition): boolean {
-    const seg = this.tables.ruleSegs[t.slot >> RULE_SHIFT];
+    const seg = ruleSegment(this.tables.ruleSegs, t.slot);
     if (seg === undefined) return false;
-    const ib = (t.slot & RULE_MASK) * RULE_I32_STRIDE;
+    const ib = ruleI32Base(t.slot);
     return (
       Atomics.load(seg.ruleI32, ib + RI_GENERATION) === t.generation &&
       Atomics.load(seg.ruleI32, ib + RI_ACTIVE) === 1
@@ -329,10 +328,10 @@ export class EngineScheduler {
 
 function createPool(opts: EngineSchedulerOptions): TaskRunner {
   const threads = opts.maxThreads ?? Math.max(1, availableParallelism() - 1);
-  const file = opts.workerFile ?? new URL('../../workers/evaluate.js', import.meta.url);
+  const file = opts.workerFile ?? new URL('./worker/entry.js', import.meta.url);
   return new Piscina<EvaluateTask, EvaluateResult>({
     filename: file instanceof URL ? file.href : file,
-    // Threads stay up between cycles: a fast-path task must not wait for a thread to start,
+    // Threads stay up between cycles: an early evaluation must not wait for a thread to start,
     // and the workers' view caches survive.
     minThreads: threads,
     maxThreads: threads,

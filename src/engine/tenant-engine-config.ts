@@ -1,9 +1,9 @@
-/** A tenant's engine configuration as the workers receive it, resolved and validated. */
+/** A tenant's engine configuration as the workers receive it, resolved and validated once, every field filled. */
 import type { Tenant } from '../tenants/tenant.js';
-import { resolveBanditConfig, type BanditConfig } from './bandit/config.js';
-import type { TenantEngineConfig } from './scheduler.js';
-import { resolveTier1Config } from './tier1/config.js';
-import { resolveForesightConfig } from './foresight/policy.js';
+import { resolveBanditConfig, type BanditConfig } from '../tiers/autopilot/config.js';
+import type { TenantEngineConfig } from './protocol.js';
+import { resolveTier1Config } from '../tiers/tier1/config.js';
+import { resolveForesightConfig } from '../tiers/foresight/policy.js';
 
 export function engineConfigFor(t: Tenant): TenantEngineConfig {
   const tier1 = resolveTier1Config(t.tier1Overrides);

@@ -14,13 +14,10 @@
  *                          same task result, by the `processor.healthy` of the same move;
  * - `processor.healthy`    degraded or failed_over → healthy, any processor.
  */
-import type { StatusName } from '../shared/layout.js';
+import type { StatusName } from '../shm/layout.js';
+import type { TransitionEvent } from '../tiers/tier1/events.js';
 
-export type TransitionEvent =
-  | 'processor.degraded'
-  | 'failover.triggered'
-  | 'failover.recovered'
-  | 'processor.healthy';
+export type { TransitionEvent };
 
 export interface Transition {
   /** Rule slot in the shared tables. */

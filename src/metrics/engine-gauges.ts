@@ -14,22 +14,18 @@ import {
   OUTCOME_RESULTS,
   RF_OUTCOMES,
   RF_ROUTED,
-  RULE_F64_STRIDE,
-  RULE_I32_STRIDE,
-  RULE_MASK,
-  RULE_SHIFT,
   PF_P95_LATENCY,
   PF_SAMPLE_COUNT,
   PF_STATUS,
   PF_SUCCESS_RATE,
   STATUS_GAUGE,
-} from '../shared/layout.js';
-import type { SharedTables } from '../shared/tables.js';
+} from '../shm/layout.js';
+import type { SharedTables } from '../shm/tables.js';
 import type { TenantRegistry } from '../tenants/registry.js';
 import { tierOf } from '../tenants/tenant.js';
-import { processorRowOffset } from '../engine/health-view.js';
 import type { Metrics } from './registry.js';
-import { shownFailureProbability } from '../engine/foresight/prior.js';
+import { shownFailureProbability } from '../tiers/foresight/prior.js';
+import { processorRowOffset, ruleF64Base, ruleI32Base, ruleSegment } from '../shm/slots.js';
 
 /** `predictionEnabled`: the rule's tenant has Tier 2 on. NaN = no sample. */
 type RowReader = (procF64: Float64Array, o: number, predictionEnabled: boolean) => number;
@@ -59,7 +55,7 @@ const GAUGES: PerProcessorGauge[] = [
   },
   {
     name: 'service_processor_failure_probability',
-    help: 'Tier 2 failure probability, 0 to 1, for every rule while prediction is on (the model prior before the first evaluation); absent when it is off',
+    help: 'Tier 2 (Foresight) failure probability, 0 to 1, for every rule while prediction is on (the model prior before the first evaluation); absent when it is off',
     read: (f, o, predictionEnabled) => shownFailureProbability(evaluated(f, o, f[o + PF_FAILURE_PROB]), predictionEnabled) ?? NaN,
     everyRule: true,
   },
@@ -68,7 +64,7 @@ const GAUGES: PerProcessorGauge[] = [
     help: 'technical errors / all outcomes over the last 60 s (error_rate in /v1/health), 0 to 1 (0 before the first outcome)',
     read: (f, o) => (f[o + PF_SAMPLE_COUNT] > 0 && !Number.isNaN(f[o + PF_ERROR_RATE]) ? f[o + PF_ERROR_RATE] : 0),
   },
-  { name: 'service_bandit_weight', help: 'Tier 3 allocation, 0 to 1 (absent when the bandit is off)', read: (f, o) => evaluated(f, o, f[o + PF_BANDIT_WEIGHT]) },
+  { name: 'service_bandit_weight', help: 'Tier 3 (Autopilot) allocation, 0 to 1 (absent when Autopilot is off)', read: (f, o) => evaluated(f, o, f[o + PF_BANDIT_WEIGHT]) },
 ];
 
 /** One processor of one rule, as the renderers see it; reused across the loop (no allocation per row). */
@@ -97,12 +93,12 @@ function* processors(tables: SharedTables, tenants: TenantRegistry): Generator<P
     const tenantLabel = t.id === 'default' ? '' : `,tenant_id="${t.id}"`;
     for (const rule of t.rules.values()) {
       const r = rule.record;
-      const seg = tables.ruleSegs[rule.slot >> RULE_SHIFT];
-      const ib = (rule.slot & RULE_MASK) * RULE_I32_STRIDE;
+      const seg = ruleSegment(tables.ruleSegs, rule.slot);
+      const ib = ruleI32Base(rule.slot);
       p.n = r.primary_id === r.secondary_id ? 1 : 2;
       p.procF64 = seg.procF64;
       p.ruleF64 = seg.ruleF64;
-      p.fb = (rule.slot & RULE_MASK) * RULE_F64_STRIDE;
+      p.fb = ruleF64Base(rule.slot);
       for (let k = 0 as 0 | 1; k < p.n; k++) {
         p.k = k;
         p.o = processorRowOffset(rule.slot, k);

@@ -8,7 +8,18 @@
  * both drained tenant-wide keeps routing as the engine decides (the health view still shows
  * no override for it). Pinning a self-fallback rule to its processor changes nothing but is shown.
  */
-import type { RuleRecord } from '../tenants/tenant.js';
+
+/**
+ * The part of a rule an override is judged against (a RuleRecord satisfies it). Stated here
+ * rather than imported, since the tenant's state (tenants/tenant.ts) imports this module.
+ */
+export interface RuleProcessors {
+  readonly primary_id: string;
+  readonly secondary_id: string;
+}
+
+/** Longest an override may last (seconds); here, below the schemas that bound `ttl_seconds` with it. */
+export const MAX_OVERRIDE_TTL_S = 7 * 24 * 3600;
 
 export type OverrideMode = 'pin' | 'drain';
 export type OverrideScope = 'rule' | 'processor';
@@ -32,7 +43,7 @@ export interface ActiveOverride {
 }
 
 export function effectiveOverride(
-  rule: RuleRecord,
+  rule: RuleProcessors,
   ruleOverride: OverrideRecord | undefined,
   drains: ReadonlyMap<string, OverrideRecord>,
 ): ActiveOverride | null {

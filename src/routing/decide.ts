@@ -3,14 +3,15 @@
  * rule's decision fields, one random draw. No await, no store access, no message to another
  * thread.
  */
-import { readDecision, type DecisionFields } from '../shared/decision.js';
-import { DECISION_SOURCE_NAMES, DecisionSource, RF_ROUTED, RULE_F64_STRIDE, RULE_MASK, RULE_SHIFT } from '../shared/layout.js';
-import type { SharedTables } from '../shared/tables.js';
+import { readDecision, type DecisionFields } from '../shm/decision.js';
+import { DECISION_SOURCE_NAMES, DecisionSource, RF_ROUTED, RULE_F64_STRIDE } from '../shm/layout.js';
+import type { SharedTables } from '../shm/tables.js';
 import type { RouteRequest } from '../schemas/routing.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
 import { deriveAmountTier } from './amount-tier.js';
-import { shownFailureProbability } from '../engine/foresight/prior.js';
+import { shownFailureProbability } from '../tiers/foresight/prior.js';
 import { WILDCARD } from './attributes.js';
+import { ruleIndex, ruleSegment } from '../shm/slots.js';
 
 export interface RouteDecision {
   processor_id: string;
@@ -44,8 +45,8 @@ export function matchRule(tenant: Tenant, req: RouteRequest): LiveRule | undefin
 /** `predictionEnabled`: the tenant's Tier 2 switch (failure_probability is null only when it is off). */
 export function decide(tables: SharedTables, rule: LiveRule, random: number, predictionEnabled: boolean): RouteDecision {
   const rec = rule.record;
-  const seg = tables.ruleSegs[rule.slot >> RULE_SHIFT];
-  const i = rule.slot & RULE_MASK;
+  const seg = ruleSegment(tables.ruleSegs, rule.slot);
+  const i = ruleIndex(rule.slot);
   readDecision(seg, i, fields);
   // An operator override beats every tier while it lasts (reported as `rules`); null = none.
   const override = rule.override;

@@ -2,26 +2,21 @@
  * Recording an outcome (front thread, per request): classify, add to the processor's window,
  * update its consecutive-technical-failure run. The 202 does not wait for any other thread.
  */
-import { classifyOutcome } from '../engine/classify.js';
+import { classifyOutcome } from './classify.js';
 import { errors } from '../errors.js';
 import {
   OUTCOME_RESULTS,
   RF_OUTCOMES,
-  RULE_F64_STRIDE,
   RI_RUN_PRIMARY,
   RI_RUN_SECONDARY,
   RI_WINDOW_PRIMARY,
   RI_WINDOW_SECONDARY,
-  RULE_I32_STRIDE,
-  RULE_MASK,
-  RULE_SHIFT,
-  WINDOW_MASK,
-  WINDOW_SHIFT,
-} from '../shared/layout.js';
-import type { SharedTables } from '../shared/tables.js';
-import { OutcomeKind, recordOutcome } from '../shared/window.js';
+} from '../shm/layout.js';
+import type { SharedTables } from '../shm/tables.js';
+import { OutcomeKind, recordOutcome } from '../shm/window.js';
 import type { OutcomeReport } from '../schemas/routing.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
+import { ruleF64Base, ruleI32Base, ruleSegment, windowIndex, windowSegment } from '../shm/slots.js';
 
 export const CLASSIFICATION_NAMES = ['success', 'decline', 'technical_error', 'technical_error'] as const;
 
@@ -47,8 +42,8 @@ export function recordReportedOutcome(tables: SharedTables, tenant: Tenant, repo
   else throw errors.field('processor_id', `processor "${report.processor_id}" is not part of rule "${rec.rule_id}"`);
 
   const kind = classifyOutcome(report.success, report.error_code, tenant.errorCodes);
-  const seg = tables.ruleSegs[rule.slot >> RULE_SHIFT];
-  const ib = (rule.slot & RULE_MASK) * RULE_I32_STRIDE;
+  const seg = ruleSegment(tables.ruleSegs, rule.slot);
+  const ib = ruleI32Base(rule.slot);
   const windowField = k === 0 ? RI_WINDOW_PRIMARY : RI_WINDOW_SECONDARY;
   let w = seg.ruleI32[ib + windowField];
   if (w < 0) {
@@ -57,9 +52,9 @@ export function recordReportedOutcome(tables: SharedTables, tenant: Tenant, repo
     // A self-fallback rule has one processor: both sides share its window.
     if (rec.primary_id === rec.secondary_id) seg.ruleI32[ib + (k === 0 ? RI_WINDOW_SECONDARY : RI_WINDOW_PRIMARY)] = w;
   }
-  recordOutcome(tables.windowSegs[w >> WINDOW_SHIFT], w & WINDOW_MASK, nowMs, kind, report.latency_ms);
+  recordOutcome(windowSegment(tables.windowSegs, w), windowIndex(w), nowMs, kind, report.latency_ms);
   // Per-rule outcome counter for the metrics (front thread only): success, decline, technical.
-  seg.ruleF64[(rule.slot & RULE_MASK) * RULE_F64_STRIDE + RF_OUTCOMES + k * OUTCOME_RESULTS + (kind < OutcomeKind.TechError ? kind : 2)]++;
+  seg.ruleF64[ruleF64Base(rule.slot) + RF_OUTCOMES + k * OUTCOME_RESULTS + (kind < OutcomeKind.TechError ? kind : 2)]++;
 
   // The run of consecutive technical failures. Outcomes arrive after their latency, so a
   // success reported during an outage may be a payment that started before it: a success that

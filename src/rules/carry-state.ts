@@ -8,7 +8,7 @@
  * MUST run while no worker task reads either slot (EngineService.whenShardIdle), and before
  * the old slot is freed.
  */
-import { publishDecision } from '../shared/decision.js';
+import { publishDecision } from '../shm/decision.js';
 import {
   DecisionSource,
   PF_LAST_EVAL_MS,
@@ -20,13 +20,10 @@ import {
   RI_WINDOW_SECONDARY,
   RF_CONFIG_PRIMARY_WEIGHT,
   RF_PRIMARY_SHARE,
-  RULE_F64_STRIDE,
-  RULE_I32_STRIDE,
-  RULE_MASK,
-  RULE_SHIFT,
-} from '../shared/layout.js';
-import type { SharedTables } from '../shared/tables.js';
+} from '../shm/layout.js';
+import type { SharedTables } from '../shm/tables.js';
 import type { LiveRule, RuleRecord } from '../tenants/tenant.js';
+import { processorRowOffset, ruleF64Base, ruleI32Base, ruleIndex, ruleSegment } from '../shm/slots.js';
 
 const WINDOW_FIELD = [RI_WINDOW_PRIMARY, RI_WINDOW_SECONDARY] as const;
 const RUN_FIELD = [RI_RUN_PRIMARY, RI_RUN_SECONDARY] as const;
@@ -37,19 +34,18 @@ function roleOf(rec: RuleRecord, processorId: string): number {
 }
 
 export function carryEngineState(tables: SharedTables, from: LiveRule, to: LiveRule): void {
-  const oldSeg = tables.ruleSegs[from.slot >> RULE_SHIFT];
-  const newSeg = tables.ruleSegs[to.slot >> RULE_SHIFT];
-  const oi = from.slot & RULE_MASK;
-  const ni = to.slot & RULE_MASK;
-  const oib = oi * RULE_I32_STRIDE;
-  const nib = ni * RULE_I32_STRIDE;
+  const oldSeg = ruleSegment(tables.ruleSegs, from.slot);
+  const newSeg = ruleSegment(tables.ruleSegs, to.slot);
+  const ni = ruleIndex(to.slot);
+  const oib = ruleI32Base(from.slot);
+  const nib = ruleI32Base(to.slot);
   const newIds = [to.record.primary_id, to.record.secondary_id];
   let evaluated = false;
   for (let k = 0; k < PROCS_PER_RULE; k++) {
     const o = roleOf(from.record, newIds[k]);
     if (o < 0) continue;
-    const src = (oi * PROCS_PER_RULE + o) * PROC_F64_STRIDE;
-    const dst = (ni * PROCS_PER_RULE + k) * PROC_F64_STRIDE;
+    const src = processorRowOffset(from.slot, o);
+    const dst = processorRowOffset(to.slot, k);
     newSeg.procF64.set(oldSeg.procF64.subarray(src, src + PROC_F64_STRIDE), dst);
     if (newSeg.procF64[dst + PF_LAST_EVAL_MS] > 0) evaluated = true;
     newSeg.ruleI32[nib + WINDOW_FIELD[k]] = oldSeg.ruleI32[oib + WINDOW_FIELD[o]];
@@ -64,8 +60,8 @@ export function carryEngineState(tables: SharedTables, from: LiveRule, to: LiveR
   // share its new primary had, so a processor the engine had taken traffic away from does not
   // get it back for a moment. A rule never evaluated keeps allocRule's configured weight.
   if (!evaluated || to.record.primary_id === to.record.secondary_id) return;
-  const oldShare = oldSeg.ruleF64[oi * RULE_F64_STRIDE + RF_PRIMARY_SHARE];
+  const oldShare = oldSeg.ruleF64[ruleF64Base(from.slot) + RF_PRIMARY_SHARE];
   const o = roleOf(from.record, to.record.primary_id);
-  const share = o === 0 ? oldShare : o === 1 ? 1 - oldShare : newSeg.ruleF64[ni * RULE_F64_STRIDE + RF_CONFIG_PRIMARY_WEIGHT];
+  const share = o === 0 ? oldShare : o === 1 ? 1 - oldShare : newSeg.ruleF64[ruleF64Base(to.slot) + RF_CONFIG_PRIMARY_WEIGHT];
   publishDecision(newSeg, ni, { primaryShare: share, source: DecisionSource.Rules, failProbPrimary: NaN, failProbSecondary: NaN });
 }

@@ -9,7 +9,7 @@ import { attributeIssues, padAttributes } from '../routing/attributes.js';
 import type { RuleInput, RulePatch } from '../schemas/rules.js';
 import { carryEngineState } from './carry-state.js';
 import type { OverrideService } from '../overrides/override-service.js';
-import type { SharedTables } from '../shared/tables.js';
+import type { SharedTables } from '../shm/tables.js';
 import type { Collection, Store } from '../store/store.js';
 import type { LiveRule, RuleRecord, Tenant } from '../tenants/tenant.js';
 import type { TenantRegistry } from '../tenants/registry.js';

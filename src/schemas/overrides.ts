@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, Nullable } from './common.js';
-import { MAX_OVERRIDE_TTL_S } from '../overrides/override-service.js';
+import { MAX_OVERRIDE_TTL_S } from '../overrides/effective.js';
 
 const ExpiresIn = Type.Optional(
   Type.Number({ minimum: 1, maximum: MAX_OVERRIDE_TTL_S, description: `seconds until the override ends by itself, 1-${MAX_OVERRIDE_TTL_S}; default 3600` }),

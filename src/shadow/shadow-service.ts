@@ -16,14 +16,15 @@
  */
 import { log } from '../log.js';
 import type { RecordedOutcome } from '../routing/outcome.js';
-import { readDecision, type DecisionFields } from '../shared/decision.js';
-import { DecisionSource, PF_STATUS, PROC_F64_STRIDE, PROCS_PER_RULE, ProcessorStatus, RULE_MASK, RULE_SHIFT } from '../shared/layout.js';
-import type { SharedTables } from '../shared/tables.js';
-import { OutcomeKind } from '../shared/window.js';
+import { readDecision, type DecisionFields } from '../shm/decision.js';
+import { DecisionSource, PF_STATUS, ProcessorStatus } from '../shm/layout.js';
+import type { SharedTables } from '../shm/tables.js';
+import { OutcomeKind } from '../shm/window.js';
 import type { Collection, Store } from '../store/store.js';
 import type { TenantRegistry } from '../tenants/registry.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
 import { deserialize, serialize, ShadowPeriod, type StoredShadow } from './shadow-state.js';
+import { processorRowOffset, ruleIndex, ruleSegment } from '../shm/slots.js';
 
 export const SHADOW_CHECKPOINT_MS = 5_000;
 export const DEFAULT_AVERAGE_ORDER_VALUE = 50.0;
@@ -68,14 +69,14 @@ const scratch: DecisionFields = { primaryShare: 1, source: DecisionSource.Rules,
 
 /** The processor the engine would choose for this rule now: the one with the larger share. */
 export function recommendedProcessor(tables: SharedTables, rule: LiveRule): string {
-  const d = readDecision(tables.ruleSegs[rule.slot >> RULE_SHIFT], rule.slot & RULE_MASK, scratch);
+  const d = readDecision(ruleSegment(tables.ruleSegs, rule.slot), ruleIndex(rule.slot), scratch);
   return d.primaryShare >= 0.5 ? rule.record.primary_id : rule.record.secondary_id;
 }
 
 /** True when the engine has flagged the rule's processor `k` degraded or failed over (no allocation). */
 export function flagged(tables: SharedTables, rule: LiveRule, k: 0 | 1): boolean {
-  const procF64 = tables.ruleSegs[rule.slot >> RULE_SHIFT].procF64;
-  return procF64[((rule.slot & RULE_MASK) * PROCS_PER_RULE + k) * PROC_F64_STRIDE + PF_STATUS] !== ProcessorStatus.Healthy;
+  const procF64 = ruleSegment(tables.ruleSegs, rule.slot).procF64;
+  return procF64[processorRowOffset(rule.slot, k) + PF_STATUS] !== ProcessorStatus.Healthy;
 }
 
 /** ISO 8601 with an explicit UTC offset: 2024-05-01T12:00:00.000+00:00. */

@@ -4,15 +4,10 @@
  * to the live tenant at once (the next evaluation uses it), restored at start.
  */
 import { errors, type FieldIssue } from '../errors.js';
-import { DEFAULT_TIER1_CONFIG, resolveTier1Config, type Tier1Config } from '../engine/tier1/config.js';
-import {
-  BANDIT_TENANT_FIELDS,
-  DEFAULT_BANDIT_CONFIG,
-  TENANT_HALF_LIFE_MAX_MS,
-  TENANT_HALF_LIFE_MIN_MS,
-  tenantBanditOverrides,
-} from '../engine/bandit/config.js';
-import { DEFAULT_FORESIGHT_CONFIG, resolveForesightConfig, type ForesightConfig } from '../engine/foresight/policy.js';
+import { DEFAULT_BANDIT_CONFIG, tenantBanditOverrides } from '../tiers/autopilot/config.js';
+import { apiNameOf, fieldsOf, isTierConfigError, TENANT_FIELDS } from '../tiers/config.js';
+import { DEFAULT_FORESIGHT_CONFIG, resolveForesightConfig, type ForesightConfig } from '../tiers/foresight/policy.js';
+import { resolveTier1Config, type Tier1Config } from '../tiers/tier1/config.js';
 import type { Collection, Store } from '../store/store.js';
 import type { TenantRegistry } from './registry.js';
 import { settingsForTier, type Tenant } from './tenant.js';
@@ -39,22 +34,12 @@ export interface ConfigPatch {
   error_codes?: { decline?: string[]; technical?: string[] };
 }
 
-const snake = (k: string) => k.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase());
-
 /** Tier 1 numeric settings exposed in the API: snake_case name → Tier1Config key. */
-export const TIER1_FIELDS: ReadonlyMap<string, keyof Tier1Config> = new Map(
-  (Object.keys(DEFAULT_TIER1_CONFIG) as (keyof Tier1Config)[])
-    .filter((k) => typeof DEFAULT_TIER1_CONFIG[k] === 'number')
-    .map((k) => [snake(k), k]),
-);
-
+export const TIER1_FIELDS = fieldsOf('tier1');
 /** Tier 2 (Foresight) settings exposed in the API: snake_case name → ForesightConfig key. */
-export const FORESIGHT_FIELDS: ReadonlyMap<string, keyof ForesightConfig> = new Map([
-  ['prediction_action_threshold', 'actionThreshold'],
-  ['prediction_shift_gain', 'shiftGain'],
-  ['prediction_min_primary_share', 'minPrimaryShare'],
-  ['prediction_confirm_steps', 'confirmSteps'],
-]);
+export const FORESIGHT_FIELDS = fieldsOf('foresight');
+/** Tier 3 (Autopilot) settings exposed in the API: `bandit_*` name → BanditConfig key. */
+export const BANDIT_FIELDS = fieldsOf('bandit');
 
 function foresightOverrides(thresholds: Record<string, number>): Partial<ForesightConfig> {
   const o: Record<string, number> = {};
@@ -90,7 +75,7 @@ export class TenantConfigService {
     for (const [name, key] of TIER1_FIELDS) {
       if (key in t.tier1Overrides) thresholds[name] = t.tier1Overrides[key] as number;
     }
-    for (const [name, key] of BANDIT_TENANT_FIELDS) {
+    for (const [name, key] of BANDIT_FIELDS) {
       if (key in t.banditOverrides) thresholds[name] = t.banditOverrides[key];
     }
     for (const [name, key] of FORESIGHT_FIELDS) {
@@ -112,7 +97,7 @@ export class TenantConfigService {
     const c = resolveTier1Config(t.tier1Overrides);
     const out: Record<string, number> = {};
     for (const [name, key] of TIER1_FIELDS) out[name] = c[key] as number;
-    for (const [name, key] of BANDIT_TENANT_FIELDS) out[name] = t.banditOverrides[key] ?? DEFAULT_BANDIT_CONFIG[key];
+    for (const [name, key] of BANDIT_FIELDS) out[name] = t.banditOverrides[key] ?? DEFAULT_BANDIT_CONFIG[key];
     for (const [name, key] of FORESIGHT_FIELDS) out[name] = t.foresightOverrides[key] ?? DEFAULT_FORESIGHT_CONFIG[key];
     return out;
   }
@@ -136,31 +121,19 @@ export class TenantConfigService {
     if (patch.thresholds) {
       const issues: FieldIssue[] = [];
       for (const [name, v] of Object.entries(patch.thresholds)) {
-        const known = TIER1_FIELDS.has(name) || BANDIT_TENANT_FIELDS.has(name) || FORESIGHT_FIELDS.has(name);
-        if (!known) {
-          const all = [...TIER1_FIELDS.keys(), ...BANDIT_TENANT_FIELDS.keys(), ...FORESIGHT_FIELDS.keys()];
-          issues.push({ field: `thresholds.${name}`, message: `unknown threshold; known: ${all.join(', ')}` });
+        if (!TENANT_FIELDS.has(name)) {
+          issues.push({ field: `thresholds.${name}`, message: `unknown threshold; known: ${[...TENANT_FIELDS.keys()].join(', ')}` });
         } else next.thresholds[name] = v;
       }
       if (issues.length > 0) throw errors.validation(issues);
       try {
         resolveTier1Config(toOverrides(next.thresholds));
-      } catch (e) {
-        const key = /: (\w+)$/.exec((e as Error).message)?.[1] ?? '';
-        throw errors.field(`thresholds.${snake(key)}`, 'out of range or inconsistent with the other thresholds (see /docs)');
-      }
-      try {
         resolveForesightConfig(foresightOverrides(next.thresholds));
-      } catch (e) {
-        const key = /: (\w+)$/.exec((e as Error).message)?.[1] ?? '';
-        const name = [...FORESIGHT_FIELDS].find(([, k]) => k === key)?.[0] ?? key;
-        throw errors.field(`thresholds.${name}`, 'out of range (action threshold in (0,1), min share in [0,1], confirm steps 1-4)');
-      }
-      try {
         tenantBanditOverrides(next.thresholds);
       } catch (e) {
-        const name = /: (\w+)$/.exec((e as Error).message)?.[1] ?? '';
-        throw errors.field(`thresholds.${name}`, banditRangeMessage(name));
+        if (!isTierConfigError(e)) throw e;
+        const name = apiNameOf(e.tier, e.field);
+        throw errors.field(`thresholds.${name}`, TENANT_FIELDS.get(name)?.range ?? 'out of range (see /docs)');
       }
     }
     if (patch.error_codes?.decline) next.error_codes.decline = normalizeCodes(patch.error_codes.decline);
@@ -202,14 +175,6 @@ function tenantBanditOverridesOrDefaults(thresholds: Record<string, number>): Re
   } catch {
     return {};
   }
-}
-
-function banditRangeMessage(name: string): string {
-  return name === 'bandit_half_life_ms'
-    ? `must be between ${TENANT_HALF_LIFE_MIN_MS} and ${TENANT_HALF_LIFE_MAX_MS} (ms)`
-    : name === 'bandit_exploration_floor'
-      ? 'must be between 0 and 0.5'
-      : 'out of range (see /docs)';
 }
 
 function normalizeCodes(codes: string[]): string[] {

@@ -5,9 +5,9 @@
  */
 import { RuleTrie } from '../routing/trie.js';
 import type { ActiveOverride, OverrideRecord } from '../overrides/effective.js';
-import type { ErrorCodeOverrides } from '../engine/classify.js';
-import { NO_OVERRIDES } from '../engine/classify.js';
-import type { Tier1Config } from '../engine/tier1/config.js';
+import type { ErrorCodeOverrides } from '../routing/classify.js';
+import { NO_OVERRIDES } from '../routing/classify.js';
+import type { Tier1Config } from '../tiers/tier1/config.js';
 
 export interface RuleRecord {
   rule_id: string;

@@ -1,6 +1,6 @@
 /**
  * Entry point of the webhook delivery thread (a worker_threads Worker started by
- * WebhookDispatcher). It only sends: every attempt is reported back to the front thread,
+ * delivery-thread.ts). It only sends: every attempt is reported back to the front thread,
  * which persists it, so the store keeps a single writer and stays behind its interface (a
  * shared backend later needs nothing here). Secrets arrive in messages and are never logged.
  */

@@ -1,4 +1,4 @@
-/** Messages between the front thread (WebhookDispatcher) and the delivery thread. */
+/** Messages between the front thread (delivery-thread.ts) and the delivery thread (delivery-worker.ts, sender.ts). */
 
 export interface DeliveryWorkerOptions {
   /** Per attempt: connect, response headers, body, and the attempt as a whole. */

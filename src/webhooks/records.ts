@@ -21,6 +21,12 @@ export interface AttemptRecord extends AttemptReport {
   series: number;
 }
 
+/**
+ * The key range of one webhook's deliveries in `webhook_deliveries`: delivery ids sort by
+ * creation time, so the range is in creation order (newest = last).
+ */
+export const deliveryScope = (tenantId: string, webhookId: string) => `${tenantId}/${webhookId}`;
+
 export interface DeliveryRecord {
   id: string;
   webhook_id: string;

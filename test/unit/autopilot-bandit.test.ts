@@ -1,19 +1,29 @@
 /** The bandit pieces the Tier 3 stage adds: change detection, the window cursor, seeds, tenant settings. */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CHANGE_THRESHOLD, klBernoulli, observeBatch, shiftStatistic } from '../../src/engine/bandit/change.js';
+import { DEFAULT_CHANGE_THRESHOLD, klBernoulli, observeBatch, shiftStatistic } from '../../src/tiers/autopilot/change.js';
 import {
   DEFAULT_BANDIT_CONFIG,
   TENANT_HALF_LIFE_MAX_MS,
   TENANT_HALF_LIFE_MIN_MS,
   tenantBanditOverrides,
-} from '../../src/engine/bandit/config.js';
-import { createArm, observe } from '../../src/engine/bandit/posterior.js';
-import { DEFAULT_RISK_FLOOR, effectiveRisk } from '../../src/engine/bandit/risk.js';
-import { B_ALPHA, B_BETA, B_UPDATED_MS, countsSince, readArm, writeArm } from '../../src/engine/bandit/rows.js';
-import { mulberry32, seedFor } from '../../src/engine/bandit/sampling.js';
-import { PF_BANDIT_BASE, PF_BANDIT_LEN, PF_GRU_BASE, PF_T1_BASE, PF_T1_LEN, PROC_F64_STRIDE } from '../../src/shared/layout.js';
-import { SharedTables } from '../../src/shared/tables.js';
-import { emptyCounts, OutcomeKind, recordOutcome } from '../../src/shared/window.js';
+} from '../../src/tiers/autopilot/config.js';
+import { createArm, observe } from '../../src/tiers/autopilot/posterior.js';
+import { DEFAULT_RISK_FLOOR, effectiveRisk } from '../../src/tiers/autopilot/risk.js';
+import { countsSince, readArm, writeArm } from '../../src/tiers/autopilot/rows.js';
+import { mulberry32, seedFor } from '../../src/tiers/autopilot/sampling.js';
+import {
+  PF_BANDIT_BASE,
+  PF_BANDIT_LEN,
+  PF_GRU_BASE,
+  PF_T1_BASE,
+  PF_T1_LEN,
+  PROC_F64_STRIDE,
+  B_ALPHA,
+  B_BETA,
+  B_UPDATED_MS,
+} from '../../src/shm/layout.js';
+import { SharedTables } from '../../src/shm/tables.js';
+import { emptyCounts, OutcomeKind, recordOutcome } from '../../src/shm/window.js';
 
 const T0 = 1_700_000_000_000;
 

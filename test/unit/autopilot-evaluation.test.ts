@@ -23,7 +23,7 @@ import { runInProcess } from '../../bench/sim/engine-adapter.js';
 import { declineRateFor, makeProcessor } from '../../bench/sim/processor.js';
 import { getScenario, type Scenario } from '../../bench/sim/scenarios.js';
 import { score } from '../../bench/sim/score.js';
-import { createAutopilotStage } from '../../workers/autopilot-stage.js';
+import { createAutopilotStage } from '../../src/tiers/autopilot/stage.js';
 
 const SEEDS = [1, 2, 3, 4, 5];
 const RATE = 20;

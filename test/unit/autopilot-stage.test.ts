@@ -5,10 +5,9 @@
  * Everything is seeded, so each number asserted here is reproducible.
  */
 import { describe, expect, it } from 'vitest';
-import { resolveBanditConfig, type BanditConfig } from '../../src/engine/bandit/config.js';
-import { B_ALLOC_MS, B_ALPHA, B_BETA, B_CHANGES, B_LAST_BUCKET, B_UPDATED_MS } from '../../src/engine/bandit/rows.js';
+import { resolveBanditConfig, type BanditConfig } from '../../src/tiers/autopilot/config.js';
 import { restoreRule, snapshotRule } from '../../src/engine/checkpoint.js';
-import { readDecision, type DecisionFields } from '../../src/shared/decision.js';
+import { readDecision, type DecisionFields } from '../../src/shm/decision.js';
 import {
   COUNT_BUCKET_MS,
   DecisionSource,
@@ -21,10 +20,16 @@ import {
   RI_WINDOW_PRIMARY,
   RULE_I32_STRIDE,
   RULE_MASK,
-} from '../../src/shared/layout.js';
-import { emptyCounts, readCounts } from '../../src/shared/window.js';
-import { createAutopilotStage, REUSE_MS, type AutopilotObservation, type AutopilotStageOptions } from '../../workers/autopilot-stage.js';
-import type { RuleStage, RuleStageContext } from '../../workers/stages.js';
+  BS_ALLOC_MS,
+  B_ALPHA,
+  B_BETA,
+  BS_CHANGES,
+  B_LAST_BUCKET,
+  B_UPDATED_MS,
+} from '../../src/shm/layout.js';
+import { emptyCounts, readCounts } from '../../src/shm/window.js';
+import { createAutopilotStage, REUSE_MS, type AutopilotObservation, type AutopilotStageOptions } from '../../src/tiers/autopilot/stage.js';
+import type { RuleStage, RuleStageContext } from '../../src/tiers/stage.js';
 import { Sim, type Model, type SimOptions } from './tier1-harness.js';
 
 interface Tier3Options extends SimOptions {
@@ -268,7 +273,7 @@ describe('allocation and constraints', () => {
     s.t = 72_000 + REUSE_MS;
     s.evaluate();
     expect(last().reused).toBe(false);
-    expect(s.field(1, B_ALLOC_MS)).toBe(s.at(72_000 + REUSE_MS));
+    expect(s.field(1, BS_ALLOC_MS)).toBe(s.at(72_000 + REUSE_MS));
   });
 });
 
@@ -299,7 +304,7 @@ describe('learning', () => {
       expect(p2 / (p2 + q2)).toBeLessThan(0.2); // 15-20 s after the drop
       expect(s.share()).toBeLessThanOrEqual(0.2);
       expect(s.status(0)).toBe('healthy'); // declines are not processor errors
-      expect(s.field(1, B_CHANGES)).toBeGreaterThanOrEqual(1);
+      expect(s.field(1, BS_CHANGES)).toBeGreaterThanOrEqual(1);
     }
   });
 
@@ -307,7 +312,7 @@ describe('learning', () => {
     let maxStat = 0;
     const s = tier3({ seed: 21, stage: { onCycle: (o) => (maxStat = Math.max(maxStat, ...o.statistic)) } });
     s.run(2 * 3_600_000, { rate: 20, model: approvals(0.95, 0.93) });
-    expect(s.field(1, B_CHANGES)).toBe(0);
+    expect(s.field(1, BS_CHANGES)).toBe(0);
     expect(maxStat).toBeLessThan(12);
   });
 });

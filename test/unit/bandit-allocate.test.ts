@@ -1,10 +1,9 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { allocate, probabilityOfBest, riskAdjusted, type ArmInput } from '../../src/engine/bandit/allocate.js';
-import { ruleArms } from '../../src/engine/bandit/arms.js';
-import { DEFAULT_BANDIT_CONFIG, resolveBanditConfig } from '../../src/engine/bandit/config.js';
-import { mulberry32 } from '../../src/engine/bandit/sampling.js';
-import { waterFill } from '../../src/engine/bandit/waterfill.js';
+import { allocate, probabilityOfBest, riskAdjusted, type ArmInput } from '../../src/tiers/autopilot/allocate.js';
+import { DEFAULT_BANDIT_CONFIG, resolveBanditConfig } from '../../src/tiers/autopilot/config.js';
+import { mulberry32 } from '../../src/tiers/autopilot/sampling.js';
+import { waterFill } from '../../src/tiers/autopilot/waterfill.js';
 
 const arm = (alpha: number, beta: number, extra: Partial<ArmInput> = {}): ArmInput => ({
   posterior: { alpha, beta },
@@ -203,12 +202,5 @@ describe('allocate', () => {
     expect(allocate([arm(90, 10), arm(10, 90)], rng(), DEFAULT_BANDIT_CONFIG, { out })).toBe(out);
     expect(out[0]).toBe(0.98);
     expect(() => allocate([arm(1, 1), arm(1, 1)], rng(), DEFAULT_BANDIT_CONFIG, { out: new Float64Array(3) })).toThrow(RangeError);
-  });
-});
-
-describe('ruleArms', () => {
-  it('treats a rule whose two processors are the same as one arm', () => {
-    expect(ruleArms('stripe', 'adyen')).toEqual(['stripe', 'adyen']);
-    expect(ruleArms('stripe', 'stripe')).toEqual(['stripe']);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { DEFAULT_BANDIT_CONFIG, resolveBanditConfig } from '../../src/engine/bandit/config.js';
+import { DEFAULT_BANDIT_CONFIG, resolveBanditConfig } from '../../src/tiers/autopilot/config.js';
 import {
   createArm,
   decay,
@@ -8,7 +8,7 @@ import {
   posteriorMean,
   posteriorVariance,
   retention,
-} from '../../src/engine/bandit/posterior.js';
+} from '../../src/tiers/autopilot/posterior.js';
 
 const H = DEFAULT_BANDIT_CONFIG.halfLifeMs;
 const T0 = 1_700_000_000_000; // injected clock, ms

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { mulberry32, Sampler } from '../../src/engine/bandit/sampling.js';
+import { mulberry32, Sampler } from '../../src/tiers/autopilot/sampling.js';
 
 function moments(draw: () => number, n: number): { mean: number; variance: number; bad: number } {
   let sum = 0;

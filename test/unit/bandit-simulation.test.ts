@@ -5,10 +5,10 @@
  * for the bandit's Monte Carlo. Numbers quoted in comments are what these seeds produce.
  */
 import { describe, it, expect } from 'vitest';
-import { allocate, type ArmInput } from '../../src/engine/bandit/allocate.js';
-import { DEFAULT_BANDIT_CONFIG, resolveBanditConfig, type BanditConfig } from '../../src/engine/bandit/config.js';
-import { createArm, observe, type ArmState } from '../../src/engine/bandit/posterior.js';
-import { mulberry32 } from '../../src/engine/bandit/sampling.js';
+import { allocate, type ArmInput } from '../../src/tiers/autopilot/allocate.js';
+import { DEFAULT_BANDIT_CONFIG, resolveBanditConfig, type BanditConfig } from '../../src/tiers/autopilot/config.js';
+import { createArm, observe, type ArmState } from '../../src/tiers/autopilot/posterior.js';
+import { mulberry32 } from '../../src/tiers/autopilot/sampling.js';
 
 const CYCLE_MS = 5000;
 

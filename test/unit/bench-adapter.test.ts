@@ -3,7 +3,7 @@
  * in virtual time: seeded, so these are exact replays; nothing here depends on wall time.
  */
 import { describe, expect, it } from 'vitest';
-import { FAST_PATH_RUN } from '../../src/engine/tier1/config.js';
+import { FAST_PATH_RUN } from '../../src/tiers/tier1/config.js';
 import { EARLY_GAP_MS, InProcessEngine, POOL_DELAY_MS, RUN_START_MS, runInProcess } from '../../bench/sim/engine-adapter.js';
 import type { Outcome } from '../../bench/sim/processor.js';
 import { getScenario } from '../../bench/sim/scenarios.js';

@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { Breaker, BreakerOpenError, reconnectDelayMs } from '../../src/cluster/redis-client.js';
 import { newRuleEntry } from '../../src/cluster/table-codec.js';
 import { applyRuleEntry, readRuleEntry } from '../../src/cluster/table-rows.js';
-import { publishDecision, readDecision } from '../../src/shared/decision.js';
-import { DecisionSource, PF_STATUS, PF_T1_BASE, PROC_F64_STRIDE, ProcessorStatus, RULE_MASK, RULE_SHIFT } from '../../src/shared/layout.js';
-import { SharedTables } from '../../src/shared/tables.js';
+import { publishDecision, readDecision } from '../../src/shm/decision.js';
+import { DecisionSource, PF_STATUS, PF_T1_BASE, PROC_F64_STRIDE, ProcessorStatus, RULE_MASK, RULE_SHIFT } from '../../src/shm/layout.js';
+import { SharedTables } from '../../src/shm/tables.js';
 
 describe('breaker', () => {
   it('opens after consecutive failures, fails fast, lets one trial through, closes on success', async () => {

@@ -2,9 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { decodeDeltas, DeltaRecorder } from '../../src/cluster/outcome-delta.js';
 import { MergeResult, mergeDelta } from '../../src/cluster/window-merge.js';
-import { COUNT_BUCKETS, WINDOW_MASK, WINDOW_SHIFT } from '../../src/shared/layout.js';
-import { SharedTables } from '../../src/shared/tables.js';
-import { emptyCounts, newLatencySnapshot, OutcomeKind, readCounts, readLatency, recordOutcome } from '../../src/shared/window.js';
+import { COUNT_BUCKETS, WINDOW_MASK, WINDOW_SHIFT } from '../../src/shm/layout.js';
+import { SharedTables } from '../../src/shm/tables.js';
+import { emptyCounts, newLatencySnapshot, OutcomeKind, readCounts, readLatency, recordOutcome } from '../../src/shm/window.js';
 
 function windowOf(t: SharedTables) {
   const w = t.allocWindow();

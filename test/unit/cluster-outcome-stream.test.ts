@@ -4,7 +4,7 @@ import { clusterKeys } from '../../src/cluster/keys.js';
 import { decodeDeltas, DeltaRecorder } from '../../src/cluster/outcome-delta.js';
 import { OutcomeReader, OutcomeShipper, type ReceivedBatch } from '../../src/cluster/outcome-stream.js';
 import { connectRedis, GuardedRedis } from '../../src/cluster/redis-client.js';
-import { OutcomeKind } from '../../src/shared/window.js';
+import { OutcomeKind } from '../../src/shm/window.js';
 import { dropClusterKeys, redisUnavailable, SHARED_REDIS_URL, startPrivateRedis, testClusterName } from '../helpers/redis.js';
 import { until } from '../helpers/until.js';
 

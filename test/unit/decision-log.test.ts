@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DecisionLog } from '../../src/decisions/decision-log.js';
 import { OutcomeDedup } from '../../src/decisions/outcome-dedup.js';
 import type { RouteDecision } from '../../src/routing/decide.js';
-import { SharedTables } from '../../src/shared/tables.js';
+import { SharedTables } from '../../src/shm/tables.js';
 import { LmdbStore } from '../../src/store/lmdb-store.js';
 import { TenantRegistry } from '../../src/tenants/registry.js';
 import type { LiveRule } from '../../src/tenants/tenant.js';

@@ -8,15 +8,14 @@
  * (Tier 1's slow start is in tier1-recovery.test.ts and tier1-state-machine.test.ts.)
  */
 import { describe, expect, it } from 'vitest';
-import { evidenceStrength, preferOnTies } from '../../src/engine/bandit/allocate.js';
-import { resolveBanditConfig } from '../../src/engine/bandit/config.js';
-import { loadModel } from '../../src/engine/foresight/model.js';
-import { DEFAULT_FORESIGHT_CONFIG, evidenceFactor, predictedShare, resolveForesightConfig } from '../../src/engine/foresight/policy.js';
-import { createForesightStage } from '../../src/engine/foresight/stage.js';
-import { G_PROB } from '../../src/engine/foresight/state.js';
-import type { StepResult } from '../../src/engine/foresight/step.js';
-import { DecisionSource, PF_BANDIT_WEIGHT } from '../../src/shared/layout.js';
-import { createAutopilotStage } from '../../workers/autopilot-stage.js';
+import { evidenceStrength, preferOnTies } from '../../src/tiers/autopilot/allocate.js';
+import { resolveBanditConfig } from '../../src/tiers/autopilot/config.js';
+import { loadModel } from '../../src/tiers/foresight/model.js';
+import { DEFAULT_FORESIGHT_CONFIG, evidenceFactor, predictedShare, resolveForesightConfig } from '../../src/tiers/foresight/policy.js';
+import { createForesightStage } from '../../src/tiers/foresight/stage.js';
+import type { StepResult } from '../../src/tiers/foresight/step.js';
+import { DecisionSource, PF_BANDIT_WEIGHT, G_PROB } from '../../src/shm/layout.js';
+import { createAutopilotStage } from '../../src/tiers/autopilot/stage.js';
 import { Sim, type Model } from './tier1-harness.js';
 
 const cfg = DEFAULT_FORESIGHT_CONFIG;

@@ -3,26 +3,32 @@
  * GRU step per STEP_MS however irregularly evaluations come.
  */
 import { describe, expect, it } from 'vitest';
-import { FEATURE_NAMES, N_FEATURES, computeFeatures } from '../../src/engine/foresight/features.js';
+import { FEATURE_NAMES, N_FEATURES, computeFeatures } from '../../src/tiers/foresight/features.js';
 import {
-  G_HIDDEN,
-  G_P95_DEN,
-  G_STEPS,
   MAX_GAP_MS,
-  MAX_HIDDEN,
   STEP_MS,
   StepAction,
-  PROB_HISTORY,
   WARMUP_STEPS,
   markStepped,
   pushProbability,
   resetHidden,
   stepAction,
   sustainedProbability,
-} from '../../src/engine/foresight/state.js';
-import { PF_GRU_BASE, PF_GRU_LEN, PROC_F64_STRIDE, WINDOW_MASK, WINDOW_SHIFT } from '../../src/shared/layout.js';
-import { SharedTables } from '../../src/shared/tables.js';
-import { OutcomeKind, recordOutcome } from '../../src/shared/window.js';
+} from '../../src/tiers/foresight/state.js';
+import {
+  PF_GRU_BASE,
+  PF_GRU_LEN,
+  PROC_F64_STRIDE,
+  WINDOW_MASK,
+  WINDOW_SHIFT,
+  G_HIDDEN,
+  G_P95_DEN,
+  G_STEPS,
+  MAX_HIDDEN,
+  PROB_HISTORY,
+} from '../../src/shm/layout.js';
+import { SharedTables } from '../../src/shm/tables.js';
+import { OutcomeKind, recordOutcome } from '../../src/shm/window.js';
 
 const T0 = 1_700_000_000_000;
 const f = (name: (typeof FEATURE_NAMES)[number]): number => FEATURE_NAMES.indexOf(name);

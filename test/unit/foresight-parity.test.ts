@@ -9,10 +9,10 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FEATURE_NAMES, N_FEATURES } from '../../src/engine/foresight/features.js';
-import { denseLogit, gruStep, newGruScratch, normalise } from '../../src/engine/foresight/gru-kernel.js';
+import { FEATURE_NAMES, N_FEATURES } from '../../src/tiers/foresight/features.js';
+import { denseLogit, gruStep, newGruScratch, normalise } from '../../src/tiers/foresight/gru-kernel.js';
 import { readFileSync } from 'node:fs';
-import { defaultModelPath, loadModel, parseModel, type ForesightModelJson } from '../../src/engine/foresight/model.js';
+import { defaultModelPath, loadModel, parseModel, type ForesightModelJson } from '../../src/tiers/foresight/model.js';
 import { importWeights } from '../../bench/train/gru-tf.js';
 import { Rng } from '../../bench/sim/rng.js';
 

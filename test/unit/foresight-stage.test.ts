@@ -6,11 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { getScenario } from '../../bench/sim/scenarios.js';
 import { runEngine } from '../../bench/train/engine-run.js';
 import { runPair } from '../../bench/train/events.js';
-import { loadModel } from '../../src/engine/foresight/model.js';
-import { DEFAULT_FORESIGHT_CONFIG } from '../../src/engine/foresight/policy.js';
-import { createForesightStage } from '../../src/engine/foresight/stage.js';
-import { G_STEPS } from '../../src/engine/foresight/state.js';
-import { readDecision } from '../../src/shared/decision.js';
+import { loadModel } from '../../src/tiers/foresight/model.js';
+import { DEFAULT_FORESIGHT_CONFIG } from '../../src/tiers/foresight/policy.js';
+import { createForesightStage } from '../../src/tiers/foresight/stage.js';
+import { readDecision } from '../../src/shm/decision.js';
 import {
   DecisionSource,
   PF_FAILURE_PROB,
@@ -21,12 +20,14 @@ import {
   RULE_I32_STRIDE,
   WINDOW_MASK,
   WINDOW_SHIFT,
-} from '../../src/shared/layout.js';
-import { SharedTables } from '../../src/shared/tables.js';
-import { OutcomeKind, recordOutcome } from '../../src/shared/window.js';
-import { resolveTier1Config } from '../../src/engine/tier1/config.js';
-import { evaluateWith } from '../../workers/evaluate.js';
-import { tablesIdOf } from '../../workers/protocol.js';
+  G_STEPS,
+} from '../../src/shm/layout.js';
+import { SharedTables } from '../../src/shm/tables.js';
+import { OutcomeKind, recordOutcome } from '../../src/shm/window.js';
+import { resolveTier1Config } from '../../src/tiers/tier1/config.js';
+import { DEFAULT_LATER_TIERS } from '../../src/tiers/config.js';
+import { evaluateWith } from '../../src/engine/worker/entry.js';
+import { tablesIdOf } from '../../src/engine/protocol.js';
 
 const model = loadModel();
 const THR = DEFAULT_FORESIGHT_CONFIG.actionThreshold;
@@ -102,7 +103,7 @@ describe('prediction disabled', () => {
     const rows = [0, 1].map((k) => (slot * PROCS_PER_RULE + k) * PROC_F64_STRIDE);
     const evaluate = (nowMs: number, predictionEnabled: boolean): void => {
       evaluateWith(
-        { tablesId: tablesIdOf(tables), segments: tables.segments(), slots: [slot], nowMs, config: { tier1: resolveTier1Config(), predictionEnabled, banditEnabled: false } },
+        { tablesId: tablesIdOf(tables), segments: tables.segments(), slots: [slot], nowMs, config: { tier1: resolveTier1Config(), predictionEnabled, banditEnabled: false, ...DEFAULT_LATER_TIERS } },
         [stage],
       );
     };
@@ -145,7 +146,6 @@ describe('service code', () => {
       }
     };
     walk('src');
-    walk('workers');
     expect(offenders).toEqual([]);
   });
 });

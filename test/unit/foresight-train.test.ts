@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { train } from '../../bench/train/train.js';
-import { loadModel, type ForesightModelJson } from '../../src/engine/foresight/model.js';
+import { loadModel, type ForesightModelJson } from '../../src/tiers/foresight/model.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'foresight-train-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

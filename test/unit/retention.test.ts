@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EventRetention, FAILOVER_EVENTS_KEPT, FAILOVER_EVENTS_MAX_AGE_MS } from '../../src/engine/retention.js';
+import { EventRetention, FAILOVER_EVENTS_KEPT, FAILOVER_EVENTS_MAX_AGE_MS } from '../../src/store/retention.js';
 import { LmdbStore } from '../../src/store/lmdb-store.js';
 
 const dirs: string[] = [];

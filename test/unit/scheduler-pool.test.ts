@@ -1,5 +1,5 @@
 /**
- * EngineScheduler on a real piscina pool running the compiled worker (dist/workers/evaluate.js,
+ * EngineScheduler on a real piscina pool running the compiled worker (dist/src/engine/worker/entry.js,
  * built by `npm test`'s pretest, or `npx tsc -p tsconfig.json`).
  */
 import { existsSync } from 'node:fs';
@@ -14,14 +14,16 @@ import {
   RI_WINDOW_PRIMARY,
   RI_WINDOW_SECONDARY,
   RULE_I32_STRIDE,
-} from '../../src/shared/layout.js';
-import { SharedTables } from '../../src/shared/tables.js';
-import { OutcomeKind, recordOutcome } from '../../src/shared/window.js';
-import { FAST_PATH_RUN, resolveTier1Config } from '../../src/engine/tier1/config.js';
-import { EngineScheduler, type EvaluateResult } from '../../src/engine/scheduler.js';
+} from '../../src/shm/layout.js';
+import { SharedTables } from '../../src/shm/tables.js';
+import { OutcomeKind, recordOutcome } from '../../src/shm/window.js';
+import { FAST_PATH_RUN, resolveTier1Config } from '../../src/tiers/tier1/config.js';
+import { DEFAULT_LATER_TIERS } from '../../src/tiers/config.js';
+import { EngineScheduler } from '../../src/engine/scheduler.js';
+import type { EvaluateResult } from '../../src/engine/protocol.js';
 import type { Transition } from '../../src/engine/transitions.js';
 
-const WORKER = fileURLToPath(new URL('../../dist/workers/evaluate.js', import.meta.url));
+const WORKER = fileURLToPath(new URL('../../dist/src/engine/worker/entry.js', import.meta.url));
 
 describe('EngineScheduler with the piscina pool', () => {
   it('evaluates a shard on a worker thread and returns the failover', async () => {
@@ -43,7 +45,7 @@ describe('EngineScheduler with the piscina pool', () => {
     let resolveTransitions!: (t: Transition[]) => void;
     const got = new Promise<Transition[]>((r) => (resolveTransitions = r));
     const results: EvaluateResult[] = [];
-    const config = { tier1: resolveTier1Config(), predictionEnabled: false, banditEnabled: false };
+    const config = { tier1: resolveTier1Config(), predictionEnabled: false, banditEnabled: false, ...DEFAULT_LATER_TIERS };
     const sched = new EngineScheduler({
       tables,
       getShards: () => [{ shardId: 'tenant-a', slots: [slot], config }],

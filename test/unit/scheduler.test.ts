@@ -1,11 +1,12 @@
 /** EngineScheduler's logic with a fake pool and fake timers: no threads, no sleeping. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { RI_GENERATION, RULE_I32_STRIDE } from '../../src/shared/layout.js';
-import { SharedTables } from '../../src/shared/tables.js';
-import { resolveTier1Config } from '../../src/engine/tier1/config.js';
+import { RI_GENERATION, RULE_I32_STRIDE } from '../../src/shm/layout.js';
+import { SharedTables } from '../../src/shm/tables.js';
+import { resolveTier1Config } from '../../src/tiers/tier1/config.js';
+import { DEFAULT_LATER_TIERS } from '../../src/tiers/config.js';
 import { EngineScheduler, type ShardSpec, type TaskRunner } from '../../src/engine/scheduler.js';
 import type { Transition } from '../../src/engine/transitions.js';
-import type { EvaluateResult, EvaluateTask } from '../../workers/protocol.js';
+import type { EvaluateResult, EvaluateTask } from '../../src/engine/protocol.js';
 
 interface Pending {
   task: EvaluateTask;
@@ -36,7 +37,7 @@ class FakeRunner implements TaskRunner {
 }
 
 const flush = () => vi.advanceTimersByTimeAsync(0);
-const config = { tier1: resolveTier1Config(), predictionEnabled: false, banditEnabled: false };
+const config = { tier1: resolveTier1Config(), predictionEnabled: false, banditEnabled: false, ...DEFAULT_LATER_TIERS };
 
 describe('EngineScheduler', () => {
   let tables: SharedTables;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { betaCdf, betaTail, logGamma, probAbove, probBelow } from '../../src/engine/tier1/beta.js';
+import { betaCdf, betaTail, logGamma, probAbove, probBelow } from '../../src/tiers/tier1/beta.js';
 
 /** [x, a, b, P(X > x), P(X ≤ x)] from scipy.special.betaincc / betainc. */
 const REFERENCE: [number, number, number, number, number][] = [

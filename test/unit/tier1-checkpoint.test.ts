@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CHECKPOINT_LENGTH, restoreRule, snapshotRule } from '../../src/engine/checkpoint.js';
-import { SharedTables } from '../../src/shared/tables.js';
+import { SharedTables } from '../../src/shm/tables.js';
 import { Sim } from './tier1-harness.js';
 
 describe('engine checkpoints', () => {

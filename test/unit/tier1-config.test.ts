@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TIER1_CONFIG, FAST_PATH_RUN, resolveTier1Config } from '../../src/engine/tier1/config.js';
+import { DEFAULT_TIER1_CONFIG, FAST_PATH_RUN, resolveTier1Config } from '../../src/tiers/tier1/config.js';
 
 describe('Tier 1 config', () => {
   it('defaults are valid and frozen', () => {

@@ -7,7 +7,7 @@ import {
   PF_DECLINE_RATE,
   PF_ERROR_RATE,
   PF_SUCCESS_RATE,
-} from '../../src/shared/layout.js';
+} from '../../src/shm/layout.js';
 import { Sim, countEvents, type Model } from './tier1-harness.js';
 
 const OUTAGE_AT = 120_000;

@@ -4,7 +4,7 @@
  * the run counters, requests a fast-path evaluation at FAST_PATH_RUN, rate-limited like the
  * scheduler) and the cycle timer, and calls the worker's evaluate function directly.
  */
-import { readDecision, type DecisionFields } from '../../src/shared/decision.js';
+import { readDecision, type DecisionFields } from '../../src/shm/decision.js';
 import {
   DecisionSource,
   PF_STATUS,
@@ -21,15 +21,16 @@ import {
   WINDOW_MASK,
   WINDOW_SHIFT,
   type StatusName,
-} from '../../src/shared/layout.js';
-import { SharedTables } from '../../src/shared/tables.js';
-import { OutcomeKind, recordOutcome } from '../../src/shared/window.js';
-import { FAST_PATH_RUN, resolveTier1Config, type Tier1Config } from '../../src/engine/tier1/config.js';
-import { newProcState, readProcState, type ProcState } from '../../src/engine/tier1/state.js';
+} from '../../src/shm/layout.js';
+import { SharedTables } from '../../src/shm/tables.js';
+import { OutcomeKind, recordOutcome } from '../../src/shm/window.js';
+import { FAST_PATH_RUN, resolveTier1Config, type Tier1Config } from '../../src/tiers/tier1/config.js';
+import { DEFAULT_LATER_TIERS } from '../../src/tiers/config.js';
+import { newProcState, readProcState, type ProcState } from '../../src/tiers/tier1/state.js';
 import type { Transition } from '../../src/engine/transitions.js';
-import { evaluateWith } from '../../workers/evaluate.js';
-import { tablesIdOf, type TenantEngineConfig } from '../../workers/protocol.js';
-import type { RuleStage } from '../../workers/stages.js';
+import { evaluateWith } from '../../src/engine/worker/entry.js';
+import { tablesIdOf, type TenantEngineConfig } from '../../src/engine/protocol.js';
+import type { RuleStage } from '../../src/tiers/stage.js';
 
 /** Seeded PRNG (mulberry32). */
 export function rng(seed: number): () => number {
@@ -117,7 +118,7 @@ export class Sim {
     const ib = this.ib();
     this.seg().ruleI32[ib + RI_WINDOW_PRIMARY] = wp;
     this.seg().ruleI32[ib + RI_WINDOW_SECONDARY] = ws;
-    this.config = { tier1: resolveTier1Config(opts.tier1), predictionEnabled: false, banditEnabled: false };
+    this.config = { tier1: resolveTier1Config(opts.tier1), predictionEnabled: false, banditEnabled: false, ...DEFAULT_LATER_TIERS };
     this.nextEval = 0;
   }
 

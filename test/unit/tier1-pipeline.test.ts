@@ -10,12 +10,13 @@ import {
   PF_SUCCESS_RATE,
   RI_GENERATION,
   RULE_I32_STRIDE,
-} from '../../src/shared/layout.js';
-import { SharedTables } from '../../src/shared/tables.js';
-import { resolveTier1Config } from '../../src/engine/tier1/config.js';
-import { evaluateWith } from '../../workers/evaluate.js';
-import { tablesIdOf } from '../../workers/protocol.js';
-import type { RuleStage } from '../../workers/stages.js';
+} from '../../src/shm/layout.js';
+import { SharedTables } from '../../src/shm/tables.js';
+import { resolveTier1Config } from '../../src/tiers/tier1/config.js';
+import { DEFAULT_LATER_TIERS } from '../../src/tiers/config.js';
+import { evaluateWith } from '../../src/engine/worker/entry.js';
+import { tablesIdOf } from '../../src/engine/protocol.js';
+import type { RuleStage } from '../../src/tiers/stage.js';
 import { Sim } from './tier1-harness.js';
 
 const PUBLISHED = [PF_SUCCESS_RATE, PF_ERROR_RATE, PF_AVG_LATENCY, PF_P95_LATENCY, PF_P99_LATENCY, PF_SAMPLE_COUNT];
@@ -111,7 +112,7 @@ describe('evaluate task', () => {
     const b = new SharedTables();
     expect(tablesIdOf(a)).not.toBe(tablesIdOf(b));
     expect(tablesIdOf(a)).toBe(tablesIdOf(a));
-    const config = { tier1: resolveTier1Config(), predictionEnabled: false, banditEnabled: false };
+    const config = { tier1: resolveTier1Config(), predictionEnabled: false, banditEnabled: false, ...DEFAULT_LATER_TIERS };
     for (const t of [a, b]) {
       const slot = t.allocRule(t === a ? 0.7 : 0.8, false);
       const res = evaluateWith({ tablesId: tablesIdOf(t), segments: t.segments(), slots: [slot], nowMs: 1000, config }, []);

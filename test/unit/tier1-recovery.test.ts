@@ -3,7 +3,7 @@
  * probe back-off, secondaries and self-fallback rules.
  */
 import { describe, expect, it } from 'vitest';
-import { PF_STATUS } from '../../src/shared/layout.js';
+import { PF_STATUS } from '../../src/shm/layout.js';
 import { Sim, countEvents, type Model } from './tier1-harness.js';
 
 /** Primary error rate by phase: [until, err] pairs, then `after`. */

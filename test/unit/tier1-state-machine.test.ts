@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { ProcessorStatus } from '../../src/shared/layout.js';
-import { resolveTier1Config } from '../../src/engine/tier1/config.js';
-import { newProcHealth } from '../../src/engine/tier1/health.js';
-import { TOP_PROBE_STEP, tier1Overrides, tier1Share } from '../../src/engine/tier1/share.js';
-import { newSignals, type Signals } from '../../src/engine/tier1/signals.js';
-import { Role, stepProcessor, type StatusChange } from '../../src/engine/tier1/state-machine.js';
-import { newProcState, type ProcState } from '../../src/engine/tier1/state.js';
+import { ProcessorStatus } from '../../src/shm/layout.js';
+import { resolveTier1Config } from '../../src/tiers/tier1/config.js';
+import { newProcHealth } from '../../src/tiers/tier1/health.js';
+import { TOP_PROBE_STEP, tier1Overrides, tier1Share } from '../../src/tiers/tier1/share.js';
+import { newSignals, type Signals } from '../../src/tiers/tier1/signals.js';
+import { Role, stepProcessor, type StatusChange } from '../../src/tiers/tier1/state-machine.js';
+import { newProcState, type ProcState } from '../../src/tiers/tier1/state.js';
 
 const cfg = resolveTier1Config();
 const T0 = 1_700_000_000_000;

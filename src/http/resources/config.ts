@@ -4,7 +4,7 @@ import { tenantOf, type AppContext } from '../../app-context.js';
 import { compile, ErrorSchema, Nullable } from '../../schemas/common.js';
 import { MAX_RATE_LIMIT_RPS } from '../rate-limit.js';
 import { TIER1_FIELDS, type TenantConfigService } from '../../tenants/tenant-config.js';
-import { BANDIT_TENANT_FIELDS } from '../../engine/bandit/config.js';
+import { BANDIT_TENANT_FIELDS } from '../../tiers/autopilot/config.js';
 import { tierOf, type Tenant } from '../../tenants/tenant.js';
 import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';
 

@@ -7,7 +7,7 @@ import { compile, ErrorSchema } from '../../schemas/common.js';
 import { plainOutcomeReport, plainRouteRequest } from '../../schemas/hot-bodies.js';
 import { OutcomeAccepted, OutcomeReport, RouteDecision, RouteRequest } from '../../schemas/routing.js';
 import type { ShadowObserver } from '../../shadow/shadow-service.js';
-import { classifyOutcome } from '../../engine/classify.js';
+import { classifyOutcome } from '../../routing/classify.js';
 import type { Tenant } from '../../tenants/tenant.js';
 import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';
 import { OUTCOME_ACCEPTED_JSON, routeDecisionJson } from '../json-writers.js';

@@ -2,7 +2,9 @@
 import { errors, ServiceError } from '../../errors.js';
 import { compile, ErrorSchema, type Validator } from '../../schemas/common.js';
 import { Delivery, DeliveryList, WebhookDeleted, WebhookInput, WebhookList, WebhookOutput, WebhookPatch } from '../../schemas/webhooks.js';
-import { MAX_DELIVERIES_PER_WEBHOOK, MAX_WEBHOOKS_PER_TENANT, type DeliveryQuery, type WebhookDispatcher } from '../../webhooks/dispatcher.js';
+import { MAX_DELIVERIES_PER_WEBHOOK, type DeliveryQuery } from '../../webhooks/deliveries.js';
+import type { WebhookDispatcher } from '../../webhooks/dispatcher.js';
+import { MAX_WEBHOOKS_PER_TENANT } from '../../webhooks/registry.js';
 import { DELIVERY_ID_RE, EVENT_TYPES, WEBHOOK_ID_RE } from '../../webhooks/events.js';
 import { DELIVERY_STATUSES, deliveryOutput, webhookOutput, type DeliveryStatus } from '../../webhooks/records.js';
 import { endpoint, jsonBody, type Ctx, type Endpoint } from '../endpoint.js';

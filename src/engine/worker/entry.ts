@@ -1,0 +1,41 @@
+/**
+ * The piscina worker's entry (the scheduler loads it as ./worker/entry.js beside its own
+ * compiled file): evaluate one shard (a tenant's rule slots) over shared memory and return
+ * only the status transitions. Synchronous: the task touches nothing but shared memory.
+ * The per-rule pipeline is rule.ts, the stage list stages.ts.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Transition } from '../transitions.js';
+import type { EvaluateResult, EvaluateTask } from '../protocol.js';
+import { evaluateRule, refreshHealth, takeFollowUp } from './rule.js';
+import type { RuleStage } from '../../tiers/stage.js';
+import { STAGES } from './stages.js';
+import { viewsFor } from './views.js';
+
+export default function evaluate(task: EvaluateTask): EvaluateResult {
+  return evaluateWith(task, STAGES);
+}
+
+/** `evaluate` with an explicit stage list (tests, and the place later tiers plug in). */
+export function evaluateWith(task: EvaluateTask, stages: readonly RuleStage[]): EvaluateResult {
+  const t0 = performance.now();
+  const views = viewsFor(task.tablesId, task.segments);
+  if (task.healthOnly === true) {
+    let n = 0;
+    for (let j = 0; j < task.slots.length; j++) if (refreshHealth(views, task.slots[j], task.nowMs)) n++;
+    return { transitions: [], evaluatedSlots: n, durationMs: performance.now() - t0, healthOnly: true };
+  }
+  const transitions: Transition[] = [];
+  let evaluatedSlots = 0;
+  takeFollowUp(); // nothing left over from an earlier task that threw
+  for (let j = 0; j < task.slots.length; j++) {
+    if (evaluateRule(views, task.slots[j], task.nowMs, task.config, stages, transitions)) evaluatedSlots++;
+  }
+  const followUpAtMs = takeFollowUp();
+  return {
+    transitions,
+    evaluatedSlots,
+    durationMs: performance.now() - t0,
+    ...(followUpAtMs !== Infinity && { followUpAtMs }),
+  };
+}

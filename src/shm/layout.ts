@@ -1,0 +1,253 @@
+/**
+ * The shared-memory layout: every offset that the front thread and the worker pool
+ * exchange through SharedArrayBuffers is named here, and only here.
+ *
+ * ```
+ *  rule segment (one SAB per RULES_PER_SEGMENT rules)            window segment (one SAB per WINDOWS_PER_SEGMENT)
+ *  ┌──────────────────────────────┐                              ┌────────────────────────────────────────────┐
+ *  │ ruleI32  [rule][RI_*]        │ seqlock, decision source,    │ countHdr [win][COUNT_BUCKETS][CB_*]  1 s    │
+ *  │ ruleF64  [rule][RF_*]        │ weights the route path reads │ latEpoch [win][LAT_BUCKETS]          5 s    │
+ *  │ procF64  [rule*2+k][PF_*]    │ health + engine state (k=0   │ latSum   [win][LAT_BUCKETS]                 │
+ *  │                              │ primary, k=1 secondary)      │ latBins  [win][LAT_BUCKETS][LAT_BINS] u16   │
+ *  └──────────────────────────────┘                              └────────────────────────────────────────────┘
+ * ```
+ *
+ * Who writes what (a single writer per field, so plain stores suffice except where noted):
+ * - front thread: rule creation fields, window buckets (outcomes), consecutive-failure counters;
+ * - worker (the one task running a tenant's shard): status, published health, decision fields,
+ *   engine state (Tier 1 bookkeeping, GRU hidden state, bandit posteriors).
+ * The decision fields the route path reads together (effective weight, source, probabilities)
+ * are published under a seqlock (`RI_SEQ`): the writer makes it odd, writes, makes it even;
+ * a reader retries while it is odd or changed, so a route never sees half an update.
+ */
+
+export const RULES_PER_SEGMENT = 1024;
+export const RULE_SHIFT = 10; // log2(RULES_PER_SEGMENT)
+export const RULE_MASK = RULES_PER_SEGMENT - 1;
+
+// ── per rule, Int32 fields ───────────────────────────────────────────────────────────────
+export const RI_SEQ = 0; // seqlock version of the decision fields (Atomics)
+export const RI_ACTIVE = 1; // 1 while the slot holds a live rule
+export const RI_DECISION_SOURCE = 2; // DecisionSource code
+export const RI_WINDOW_PRIMARY = 3; // window index of the primary's outcomes, -1 until first outcome
+export const RI_WINDOW_SECONDARY = 4; // window index of the secondary (same as primary for a self-fallback rule)
+export const RI_RUN_PRIMARY = 5; // consecutive technical failures of the primary (front writes, Atomics)
+export const RI_RUN_SECONDARY = 6;
+export const RI_GENERATION = 7; // bumped each time the slot is reused, so stale task results are ignored
+export const RI_COMMAND = 8; // ManualCommand an operator asked for (front writes, the worker takes it with Atomics.exchange)
+/**
+ * Cluster mode: the other replicas' current runs of consecutive technical failures of the
+ * processor, summed (front thread writes as their outcome deltas arrive, Atomics). The worker
+ * judges the run length on local + remote, so a burst spread over replicas trips as in one process.
+ */
+export const RI_REMOTE_RUN_PRIMARY = 9;
+export const RI_REMOTE_RUN_SECONDARY = 10;
+export const RULE_I32_STRIDE = 12;
+
+// ── per rule, Float64 fields ─────────────────────────────────────────────────────────────
+export const RF_CONFIG_PRIMARY_WEIGHT = 0; // the weight the operator configured
+export const RF_PRIMARY_SHARE = 1; // probability that a route picks the primary (engine output)
+export const RF_FAILPROB_PRIMARY = 2; // Tier 2 calibrated failure probability, NaN when disabled
+export const RF_FAILPROB_SECONDARY = 3;
+export const RF_SAME_PROCESSOR = 4; // 1 when primary and secondary are the same processor
+/**
+ * Traffic counters for the per-rule metrics, front thread only (plain increments on the hot
+ * path, read at scrape time): routed decisions per processor (k = 0 primary, 1 secondary) and
+ * reported outcomes per processor and result (RF_OUTCOMES + k * OUTCOME_RESULTS + result).
+ */
+export const RF_ROUTED = 8; // + k
+export const RF_OUTCOMES = 10; // + k * OUTCOME_RESULTS + OutcomeResult
+export const OUTCOME_RESULTS = 3;
+export const OUTCOME_RESULT_NAMES = ['success', 'decline', 'technical'] as const;
+export const RULE_F64_STRIDE = 16;
+
+export const enum DecisionSource {
+  Rules = 0,
+  Prediction = 1,
+  Mab = 2,
+}
+export const DECISION_SOURCE_NAMES = ['rules', 'prediction', 'mab'] as const;
+
+/** Operator commands carried by RI_COMMAND to the next evaluation of the rule. */
+export const enum ManualCommand {
+  None = 0,
+  Failover = 1, // the primary goes failed_over now, as Tier 1 would (reason "manual")
+  Recover = 2, // failed_over processors recover now; the primary gets its configured weight back
+}
+
+// ── per processor slot (two per rule), Float64 fields ────────────────────────────────────
+export const PROCS_PER_RULE = 2;
+export const PF_STATUS = 0; // ProcessorStatus code
+export const PF_SUCCESS_RATE = 1; // published health, NaN when no samples
+export const PF_ERROR_RATE = 2;
+export const PF_AVG_LATENCY = 3;
+export const PF_P95_LATENCY = 4; // NaN with no sample in the health horizon (shown as 0)
+export const PF_P99_LATENCY = 5; // NaN with no sample in the health horizon (shown as 0)
+export const PF_SAMPLE_COUNT = 6;
+export const PF_FAILURE_PROB = 7; // NaN when prediction is disabled
+export const PF_BANDIT_WEIGHT = 8; // NaN when the bandit is disabled
+export const PF_DECLINE_RATE = 9;
+export const PF_STATUS_SINCE_MS = 10;
+export const PF_LAST_EVAL_MS = 11;
+/** Tier 1 state-machine bookkeeping: PF_T1_BASE .. PF_T1_BASE + PF_T1_LEN - 1. */
+export const PF_T1_BASE = 12;
+export const PF_T1_LEN = 12;
+/** Tier 3 (Autopilot) state: B_* (each row), BP_* (primary row only), BS_* (secondary row only). */
+export const PF_BANDIT_BASE = 24;
+export const PF_BANDIT_LEN = 6;
+/** Tier 2 (Foresight) state: G_*, the GRU's step bookkeeping, latency baselines and hidden state. */
+export const PF_GRU_BASE = 30;
+export const PF_GRU_LEN = 34;
+export const PROC_F64_STRIDE = 64;
+
+// ── Tier 3 (Autopilot) fields inside PF_BANDIT_BASE .. + PF_BANDIT_LEN ──────────────────
+/**
+ * Each processor row holds its arm's posterior (B_*). The rule's allocation bookkeeping is
+ * split over the two rows' last two fields, so its names say which row: BP_* exist only in
+ * the primary row, BS_* only in the secondary row (BP_RAW_PRIMARY and BS_ALLOC_MS share an
+ * offset, as do BP_ALLOC_KEY and BS_CHANGES, in different rows). src/tiers/autopilot/rows.ts
+ * reads and writes them.
+ *
+ *   per arm (each row)            per rule (primary row)          per rule (secondary row)
+ *   +0 alpha                      +4 BP_RAW_PRIMARY               +4 BS_ALLOC_MS
+ *   +1 beta                       +5 BP_ALLOC_KEY                 +5 BS_CHANGES
+ *   +2 updatedAtMs
+ *   +3 last count bucket observed
+ */
+export const B_ALPHA = PF_BANDIT_BASE;
+export const B_BETA = PF_BANDIT_BASE + 1;
+export const B_UPDATED_MS = PF_BANDIT_BASE + 2;
+export const B_LAST_BUCKET = PF_BANDIT_BASE + 3;
+/** Primary row: the probability-of-best allocation of the primary before the Tier 2 cap. */
+export const BP_RAW_PRIMARY = PF_BANDIT_BASE + 4;
+/** Primary row: key of the constraints that allocation was computed under (autopilot/stage.ts allocationKey). */
+export const BP_ALLOC_KEY = PF_BANDIT_BASE + 5;
+/** Secondary row: clock time of that allocation. */
+export const BS_ALLOC_MS = PF_BANDIT_BASE + 4;
+/** Secondary row: change detections (abrupt-change restarts) on either arm, for diagnostics. */
+export const BS_CHANGES = PF_BANDIT_BASE + 5;
+
+// ── Tier 2 (Foresight) fields inside PF_GRU_BASE .. + PF_GRU_LEN (src/tiers/foresight/state.ts) ──
+export const G_STEPS = PF_GRU_BASE; // steps taken since the last reset, 0 = cold
+export const G_LAST_STEP_MS = PF_GRU_BASE + 1;
+/** Bias-corrected EWMAs of log p50 / log p95 latency: numerator and weight. */
+export const G_P50_NUM = PF_GRU_BASE + 2;
+export const G_P50_DEN = PF_GRU_BASE + 3;
+export const G_P95_NUM = PF_GRU_BASE + 4;
+export const G_P95_DEN = PF_GRU_BASE + 5;
+/**
+ * Calibrated probabilities of the last PROB_HISTORY steps, newest first (G_PROB is the one in
+ * force): the policy acts on the minimum over the tenant's `confirmSteps` of them.
+ */
+export const G_PROB = PF_GRU_BASE + 6;
+export const PROB_HISTORY = 4;
+export const G_HIDDEN = G_PROB + PROB_HISTORY;
+/** Largest hidden size the reserved fields hold. */
+export const MAX_HIDDEN = PF_GRU_BASE + PF_GRU_LEN - G_HIDDEN;
+
+export const enum ProcessorStatus {
+  Healthy = 0,
+  Degraded = 1,
+  FailedOver = 2,
+}
+export const STATUS_NAMES = ['healthy', 'degraded', 'failed_over'] as const;
+export type StatusName = (typeof STATUS_NAMES)[number];
+/** The value `service_processor_health_status` carries for each status (spec 4.9). */
+export const STATUS_GAUGE = [1, 0.5, 0] as const;
+
+// ── outcome windows ──────────────────────────────────────────────────────────────────────
+/**
+ * Counts are kept in 1-second buckets (enough resolution to see a partial outage within
+ * seconds), latency sketches in 5-second buckets (a sketch is 40x larger than a count row).
+ * Each bucket carries the epoch it belongs to; the front thread resets a bucket lazily when
+ * it first writes into a new epoch (epoch set to -1 while resetting, Atomics), so readers
+ * ignore buckets that are stale or mid-reset.
+ */
+export const WINDOWS_PER_SEGMENT = 128;
+export const WINDOW_SHIFT = 7;
+export const WINDOW_MASK = WINDOWS_PER_SEGMENT - 1;
+
+export const COUNT_BUCKET_MS = 1000;
+export const COUNT_BUCKETS = 64; // 64 s of history
+export const CB_EPOCH = 0;
+export const CB_SUCCESS = 1;
+export const CB_DECLINE = 2; // failed, issuer decline: counts against success rate, not the processor
+export const CB_TECH_ERROR = 3; // failed, technical: a processor error
+export const CB_TIMEOUT = 4; // subset of CB_TECH_ERROR
+export const CB_STRIDE = 5;
+
+export const LAT_BUCKET_MS = 5000;
+export const LAT_BUCKETS = 12; // 60 s of history
+/**
+ * Log-scaled latency bins: bin i holds values in (GAMMA^(i-1), GAMMA^i] ms. With GAMMA = 1.04
+ * the bin's representative value 2·GAMMA^i/(GAMMA+1) is within 1.96% of any value in it,
+ * so percentiles are within 2% of the exact order statistic. 280 bins reach ~57 s; slower
+ * values land in the last bin.
+ */
+export const LAT_GAMMA = 1.04;
+export const LAT_BINS = 280;
+
+/** Byte sizes, so both sides build identical views. */
+export function ruleSegmentBytes(): number {
+  const n = RULES_PER_SEGMENT;
+  return (
+    n * RULE_I32_STRIDE * 4 + n * RULE_F64_STRIDE * 8 + n * PROCS_PER_RULE * PROC_F64_STRIDE * 8
+  );
+}
+
+export interface RuleSegmentViews {
+  ruleI32: Int32Array;
+  ruleF64: Float64Array;
+  procF64: Float64Array;
+}
+
+export function ruleSegmentViews(sab: SharedArrayBuffer): RuleSegmentViews {
+  const n = RULES_PER_SEGMENT;
+  const i32Bytes = n * RULE_I32_STRIDE * 4;
+  const f64Bytes = n * RULE_F64_STRIDE * 8;
+  return {
+    ruleI32: new Int32Array(sab, 0, n * RULE_I32_STRIDE),
+    ruleF64: new Float64Array(sab, i32Bytes, n * RULE_F64_STRIDE),
+    procF64: new Float64Array(sab, i32Bytes + f64Bytes, n * PROCS_PER_RULE * PROC_F64_STRIDE),
+  };
+}
+
+export function windowSegmentBytes(): number {
+  const n = WINDOWS_PER_SEGMENT;
+  return (
+    n * COUNT_BUCKETS * CB_STRIDE * 4 + n * LAT_BUCKETS * 4 + n * LAT_BUCKETS * 8 + n * LAT_BUCKETS * LAT_BINS * 2
+  );
+}
+
+export interface WindowSegmentViews {
+  countHdr: Int32Array;
+  latEpoch: Int32Array;
+  latSum: Float64Array;
+  latBins: Uint16Array;
+}
+
+export function windowSegmentViews(sab: SharedArrayBuffer): WindowSegmentViews {
+  const n = WINDOWS_PER_SEGMENT;
+  const countBytes = n * COUNT_BUCKETS * CB_STRIDE * 4;
+  const epochBytes = n * LAT_BUCKETS * 4;
+  const sumBytes = n * LAT_BUCKETS * 8;
+  // countBytes and epochBytes are multiples of 8 (n is a multiple of 2), so latSum is aligned.
+  return {
+    countHdr: new Int32Array(sab, 0, n * COUNT_BUCKETS * CB_STRIDE),
+    latEpoch: new Int32Array(sab, countBytes, n * LAT_BUCKETS),
+    latSum: new Float64Array(sab, countBytes + epochBytes, n * LAT_BUCKETS),
+    latBins: new Uint16Array(sab, countBytes + epochBytes + sumBytes, n * LAT_BUCKETS * LAT_BINS),
+  };
+}
+
+/** Latency (ms) → bin index. */
+const LOG_GAMMA = Math.log(LAT_GAMMA);
+export function latencyBin(ms: number): number {
+  if (!(ms > 1)) return 0;
+  const i = Math.ceil(Math.log(ms) / LOG_GAMMA);
+  return i < LAT_BINS ? i : LAT_BINS - 1;
+}
+/** Bin index → representative latency (ms), the relative midpoint of the bin. */
+export function binValue(i: number): number {
+  return i === 0 ? 1 : (2 * Math.pow(LAT_GAMMA, i)) / (LAT_GAMMA + 1);
+}

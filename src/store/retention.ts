@@ -1,0 +1,51 @@
+/**
+ * Retention of the failover audit trail: a tenant keeps its newest FAILOVER_EVENTS_KEPT events
+ * and none older than FAILOVER_EVENTS_MAX_AGE_MS. Applied at checkpoint time (after an
+ * evaluation), at most once per RETENTION_CHECK_MS per tenant, so a flapping processor cannot
+ * grow the store without bound and the route path never pays for it.
+ */
+import type { Log } from './store.js';
+
+export const FAILOVER_EVENTS_KEPT = 10_000;
+export const FAILOVER_EVENTS_MAX_AGE_MS = 90 * 24 * 3600 * 1000;
+export const RETENTION_CHECK_MS = 60_000;
+
+export interface RetentionOptions {
+  keep?: number;
+  maxAgeMs?: number;
+  everyMs?: number;
+  now?: () => number;
+}
+
+export class EventRetention {
+  private readonly lastRun = new Map<string, number>();
+  private readonly keep: number;
+  private readonly maxAgeMs: number;
+  private readonly everyMs: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly log: Log<unknown>,
+    o: RetentionOptions = {},
+  ) {
+    this.keep = o.keep ?? FAILOVER_EVENTS_KEPT;
+    this.maxAgeMs = o.maxAgeMs ?? FAILOVER_EVENTS_MAX_AGE_MS;
+    this.everyMs = o.everyMs ?? RETENTION_CHECK_MS;
+    this.now = o.now ?? Date.now;
+  }
+
+  /** Prunes the tenant's trail if it was not pruned in the last `everyMs`; resolves with how many events went. */
+  maybePrune(tenantId: string): Promise<number> | null {
+    const now = this.now();
+    const last = this.lastRun.get(tenantId);
+    if (last !== undefined && now - last < this.everyMs) return null;
+    this.lastRun.set(tenantId, now);
+    return this.prune(tenantId, now);
+  }
+
+  async prune(tenantId: string, now = this.now()): Promise<number> {
+    const old = await this.log.prune(tenantId, now - this.maxAgeMs);
+    const beyond = await this.log.pruneBeyond(tenantId, this.keep);
+    return old + beyond;
+  }
+}
