@@ -13,10 +13,11 @@
  *   probabilities (primary, secondary), and per processor: u8 status, times as varint
  *   (published-at - t + 1, 0 = none) for status-since / last-evaluation, f32 failure
  *   probability, f32 bandit weight, then either varint last-recovery time (healthy) or the
- *   PF_T1_LEN bookkeeping fields as f64.
- * ~45-60 bytes per rule with healthy processors.
+ *   PF_T1_LEN bookkeeping fields as f64; then u8 0, or u8 1 and the PF_BANDIT_LEN Tier 3 fields
+ *   as f64 (the bandit's posterior and cursor, so a new leader allocates as the old one did).
+ * ~51 bytes per rule with healthy processors at Tier 1, ~147 with Tier 3 on.
  */
-import { PF_T1_LEN, PROCS_PER_RULE, type DecisionSource } from '../shm/layout.js';
+import { PF_BANDIT_LEN, PF_T1_LEN, PROCS_PER_RULE, type DecisionSource } from '../shm/layout.js';
 import { ByteReader, ByteWriter, FormatError } from './bytes.js';
 
 export const TABLE_FORMAT = 1;
@@ -30,6 +31,8 @@ export interface ProcessorEntry {
   recoveredAtMs: number;
   /** The PF_T1_* fields, only for a processor that is not healthy (length PF_T1_LEN), else null. */
   t1: Float64Array | null;
+  /** Tier 3's state of the arm (PF_BANDIT_LEN fields: posterior, cursor, allocation), null when all zero (bandit never ran). */
+  bandit: Float64Array | null;
 }
 
 export interface RuleEntry {
@@ -100,6 +103,11 @@ export class TableWriter {
         w.u8(1);
         for (let j = 0; j < PF_T1_LEN; j++) w.f64(p.t1[j]);
       }
+      if (p.bandit === null) w.u8(0);
+      else {
+        w.u8(1);
+        for (let j = 0; j < PF_BANDIT_LEN; j++) w.f64(p.bandit[j]);
+      }
     }
     this.count++;
   }
@@ -117,7 +125,7 @@ export class TableWriter {
 }
 
 export function newProcessorEntry(): ProcessorEntry {
-  return { status: 0, statusSinceMs: 0, lastEvalMs: 0, failureProb: NaN, banditWeight: NaN, recoveredAtMs: 0, t1: null };
+  return { status: 0, statusSinceMs: 0, lastEvalMs: 0, failureProb: NaN, banditWeight: NaN, recoveredAtMs: 0, t1: null, bandit: null };
 }
 
 export function newRuleEntry(): RuleEntry {
@@ -141,6 +149,7 @@ export function readTableHeader(buf: Buffer): TableHeader & { reader: ByteReader
 }
 
 const t1Scratch = [new Float64Array(PF_T1_LEN), new Float64Array(PF_T1_LEN)];
+const banditScratch = [new Float64Array(PF_BANDIT_LEN), new Float64Array(PF_BANDIT_LEN)];
 
 /** Calls `visit` with each rule of a table (the entry object is reused: copy what you keep). */
 export function readTableRules(h: ReturnType<typeof readTableHeader>, visit: (e: RuleEntry) => void): void {
@@ -168,6 +177,12 @@ export function readTableRules(h: ReturnType<typeof readTableHeader>, visit: (e:
         for (let j = 0; j < PF_T1_LEN; j++) t1[j] = r.f64();
         p.t1 = t1;
         p.recoveredAtMs = NaN; // inside t1
+      }
+      if (r.u8() === 0) p.bandit = null;
+      else {
+        const b = banditScratch[k];
+        for (let j = 0; j < PF_BANDIT_LEN; j++) b[j] = r.f64();
+        p.bandit = b;
       }
     }
     visit(e);

@@ -6,6 +6,8 @@
 import { publishDecision, readDecision, type DecisionFields } from '../shm/decision.js';
 import {
   DecisionSource,
+  PF_BANDIT_BASE,
+  PF_BANDIT_LEN,
   PF_BANDIT_WEIGHT,
   PF_FAILURE_PROB,
   PF_T1_BASE,
@@ -29,6 +31,7 @@ import type { RuleEntry } from './table-codec.js';
 const decision: DecisionFields = { primaryShare: 1, source: DecisionSource.Rules, failProbPrimary: NaN, failProbSecondary: NaN };
 const st = newProcState();
 const t1Out = [new Float64Array(PF_T1_LEN), new Float64Array(PF_T1_LEN)];
+const banditOut = [new Float64Array(PF_BANDIT_LEN), new Float64Array(PF_BANDIT_LEN)];
 
 /** Leader: the entry of the rule in `slot` (into `out`, reused). */
 export function readRuleEntry(tables: SharedTables, slot: number, key: number, out: RuleEntry): RuleEntry {
@@ -55,6 +58,9 @@ export function readRuleEntry(tables: SharedTables, slot: number, key: number, o
       t1Out[k].set(seg.procF64.subarray(row + PF_T1_BASE, row + PF_T1_BASE + PF_T1_LEN));
       p.t1 = t1Out[k];
     }
+    const b = banditOut[k];
+    b.set(seg.procF64.subarray(row + PF_BANDIT_BASE, row + PF_BANDIT_BASE + PF_BANDIT_LEN));
+    p.bandit = b.some((x) => x !== 0) ? b : null;
   }
   return out;
 }
@@ -67,6 +73,8 @@ export function applyRuleEntry(tables: SharedTables, slot: number, e: RuleEntry)
     const row = (i * PROCS_PER_RULE + k) * PROC_F64_STRIDE;
     const p = e.procs[k];
     if (p.t1 !== null) seg.procF64.set(p.t1, row + PF_T1_BASE);
+    if (p.bandit !== null) seg.procF64.set(p.bandit, row + PF_BANDIT_BASE);
+    else seg.procF64.fill(0, row + PF_BANDIT_BASE, row + PF_BANDIT_BASE + PF_BANDIT_LEN);
     readProcState(seg.procF64, row, st);
     st.status = p.status as ProcessorStatus;
     st.statusSinceMs = p.statusSinceMs;

@@ -5,7 +5,9 @@
  * entry per transition; kill -9 of the leader: a new epoch within 5 s and no failed route;
  * SIGSTOP/SIGCONT of the leader: no table of the stale epoch is applied.
  */
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clusterKeys } from '../../src/cluster/keys.js';
 import { stopAllServers } from '../helpers/server.js';
 import { until } from '../helpers/until.js';
 import { dropClusterKeys, redisUnavailable, SHARED_REDIS_URL, testClusterName } from '../helpers/redis.js';
@@ -35,17 +37,12 @@ async function outage(traffic: Traffic, rs: Replica[], ruleId: string): Promise<
   return performance.now() - t0;
 }
 
-function tablesPublished(metrics: string): number {
-  const m = /service_cluster_tables_total\{result="published"\} (\d+)/.exec(metrics);
-  return m ? Number(m[1]) : 0;
-}
-
 describe.skipIf(redisUnavailable !== undefined)('cluster mode: one engine over Redis', () => {
   beforeAll(async () => {
     await hook.listen();
     replicas = await startReplicas({ redisUrl: SHARED_REDIS_URL, cluster, replicas: 3 });
     alive = [...replicas];
-    for (const [id, country] of [['us_card', 'US'], ['ca_card', 'CA'], ['mx_card', 'MX']] as const) await createEverywhere(replicas, '/v1/rules', rule(id, country));
+    for (const [id, country] of [['us_card', 'US'], ['ca_card', 'CA'], ['mx_card', 'MX'], ['br_card', 'BR']] as const) await createEverywhere(replicas, '/v1/rules', rule(id, country));
     await createEverywhere(replicas, '/v1/webhooks', { url: hook.url(), event_types: ['failover.triggered', 'failover.recovered'] });
     await leaderOf(replicas);
   }, 120_000);
@@ -84,6 +81,24 @@ describe.skipIf(redisUnavailable !== undefined)('cluster mode: one engine over R
     expect(entries).toHaveLength(1);
   });
 
+  it('a run of technical failures on one follower alone gets the leader to fail over at once', async () => {
+    const leader = await leaderOf(replicas);
+    const follower = replicas.find((r) => r !== leader)!;
+    const t0 = performance.now();
+    for (let i = 0; i < 10; i++) {
+      const r = await follower.request('POST', '/v1/outcome', { rule_id: 'br_card', processor_id: 'stripe', success: false, latency_ms: 40, error_code: 'processor_unavailable' });
+      expect(r.status).toBe(202);
+    }
+    // The leader saw none of them itself: it trips on the follower's run, shipped at once.
+    await until('br_card failed over on every replica', async () => (await Promise.all(replicas.map((r) => primaryStatus(r, 'br_card')))).every((x) => x === 'failed_over'), 5000);
+    const ms = performance.now() - t0;
+    console.log(`cross-replica run: failed over everywhere ${ms.toFixed(0)} ms after the first failure on ${follower.id}`);
+    expect(ms).toBeLessThan(1500);
+    const ev = (await leader.request('GET', '/v1/failover-events?limit=10')).json.filter((e: any) => e.rule_id === 'br_card');
+    expect(ev).toHaveLength(1);
+    expect(ev[0].reason).toMatch(/10/);
+  });
+
   it('kill -9 of the leader under traffic: a new epoch within 5 s, no failed route, detection still works', async () => {
     const old = await leaderOf(replicas);
     const before = (await clusterView(old)).epoch;
@@ -116,31 +131,40 @@ describe.skipIf(redisUnavailable !== undefined)('cluster mode: one engine over R
     const staleEpoch = (await clusterView(old)).epoch;
     const traffic = new Traffic(() => [other], 'mx_card', 'MX', 30);
     traffic.start();
-    const publishedBefore = tablesPublished((await old.request('GET', '/metrics/')).text);
     old.proc.kill('SIGSTOP');
     const took = await until('the other replica leads', async () => {
       const v = await clusterView(other);
       return v.leader && v.epoch > staleEpoch && v;
     }, 8000);
+    // The table in Redis is the new leader's before the old one wakes.
+    const redis = new Redis(SHARED_REDIS_URL);
+    const heads = clusterKeys(cluster).heads;
+    const headEpoch = async () => Number(((await redis.hget(heads, 'default')) ?? '0:0').split(':')[0]);
+    await until('a table of the new epoch', async () => (await headEpoch()) === took.epoch, 5000);
     // The paused leader still "leads" epoch `staleEpoch` in its own memory, and its timers
     // fire as it wakes (cycle, lease): it must find out it lost the lease before publishing.
     old.proc.kill('SIGCONT');
     const seen: number[] = [];
+    const stored: number[] = [];
     const end = Date.now() + 3000;
     while (Date.now() < end) {
-      const [a, b] = await Promise.all([clusterView(old), clusterView(other)]);
+      const [a, b, h] = await Promise.all([clusterView(old), clusterView(other), headEpoch()]);
       seen.push(a.epoch, b.epoch);
+      stored.push(h);
       expect(a.leader && b.leader).toBe(false);
-      await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 25));
     }
+    redis.disconnect();
     await traffic.stop();
+    // No table of the stale epoch was stored (let alone applied) after the new one.
+    expect(Math.min(...stored)).toBe(took.epoch);
     expect(Math.min(...seen)).toBeGreaterThanOrEqual(took.epoch);
     const woke = await clusterView(old);
     expect(woke.leader).toBe(false);
     expect(woke.role).toBe('follower');
-    // It stepped down without publishing a single table of its old epoch.
     const metrics = (await old.request('GET', '/metrics/')).text;
     expect(metrics).toMatch(/service_cluster_lease_changes_total\{change="lost"\} [1-9]/);
-    expect(tablesPublished(metrics)).toBe(publishedBefore);
+    // Followers never applied an older table once they had the new one.
+    expect(metrics).toMatch(/service_cluster_tables_total\{result="applied"\} [1-9]/);
   });
 });

@@ -4,7 +4,7 @@ import { Breaker, BreakerOpenError, reconnectDelayMs } from '../../src/cluster/r
 import { newRuleEntry } from '../../src/cluster/table-codec.js';
 import { applyRuleEntry, readRuleEntry } from '../../src/cluster/table-rows.js';
 import { publishDecision, readDecision } from '../../src/shm/decision.js';
-import { DecisionSource, PF_STATUS, PF_T1_BASE, PROC_F64_STRIDE, ProcessorStatus, RULE_MASK, RULE_SHIFT } from '../../src/shm/layout.js';
+import { DecisionSource, PF_BANDIT_BASE, PF_BANDIT_LEN, PF_STATUS, PF_T1_BASE, PROC_F64_STRIDE, ProcessorStatus, RULE_MASK, RULE_SHIFT } from '../../src/shm/layout.js';
 import { SharedTables } from '../../src/shm/tables.js';
 
 describe('breaker', () => {
@@ -47,6 +47,7 @@ describe('table rows', () => {
     const row = i * 2 * PROC_F64_STRIDE;
     seg.procF64[row + PF_STATUS] = ProcessorStatus.FailedOver;
     for (let j = 0; j < 12; j++) seg.procF64[row + PF_T1_BASE + j] = j + 1;
+    for (let j = 0; j < PF_BANDIT_LEN; j++) seg.procF64[row + PROC_F64_STRIDE + PF_BANDIT_BASE + j] = 0.5 + j; // the secondary's arm
     const e = readRuleEntry(leader, sl, 5, newRuleEntry());
     expect(applyRuleEntry(follower, sf, e)).toBe(true);
     expect(applyRuleEntry(follower, sf, e)).toBe(false); // unchanged: no seqlock cycle
@@ -56,5 +57,7 @@ describe('table rows', () => {
     const frow = (sf & RULE_MASK) * 2 * PROC_F64_STRIDE;
     expect(fseg.procF64[frow + PF_STATUS]).toBe(ProcessorStatus.FailedOver);
     expect(Array.from(fseg.procF64.subarray(frow + PF_T1_BASE, frow + PF_T1_BASE + 12))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    const srow = frow + PROC_F64_STRIDE;
+    expect(Array.from(fseg.procF64.subarray(srow + PF_BANDIT_BASE, srow + PF_BANDIT_BASE + PF_BANDIT_LEN))).toEqual([0.5, 1.5, 2.5, 3.5, 4.5, 5.5]);
   });
 });
