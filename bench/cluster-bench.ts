@@ -105,7 +105,7 @@ async function startReplica(id: string, dir = dataDir()): Promise<Replica> {
   return Object.assign(c, { id, dir });
 }
 
-const view = async (c: Child) => (await api(c, 'GET', '/')).json.cluster as { leader: boolean; epoch: number; role: string };
+const view = async (c: Child) => (await api(c, 'GET', '/')).json.leadership as { leader: boolean; epoch: number; role: string };
 
 async function leaderOf(rs: Replica[]): Promise<Replica> {
   for (;;) {

@@ -29,7 +29,7 @@ export interface AppContext {
   /** Webhook registry and event publishing: `webhooks.publish(tenantId, eventType, data, atMs)`. */
   webhooks?: WebhookDispatcher;
   /** Cluster mode part 2 (SERVICE_REDIS_URL): this replica's role, epoch and table age. */
-  cluster?: { status(): ClusterStatus };
+  leadership?: { status(): ClusterStatus };
 }
 
 /** The tenant a request acts for: always the one its API key maps to. */

@@ -2,8 +2,6 @@
  * Cluster mode part 2 settings (SERVICE_REDIS_URL and the timings around it), parsed with the
  * rest of the configuration at start.
  */
-import { hostname } from 'node:os';
-
 export interface ClusterSettings {
   redisUrl: string;
   cluster: string;
@@ -35,10 +33,8 @@ function int(env: Env, name: string, def: number, min: number, max: number): num
   return n;
 }
 
-export const CLUSTER_NAME_PATTERN = /^[a-z_][a-z0-9_]{0,39}$/;
-
 /** null when SERVICE_REDIS_URL is unset (single-process mode). */
-export function loadClusterSettings(env: Env, port: number): ClusterSettings | null {
+export function loadClusterSettings(env: Env, cluster: string, replicaId: string): ClusterSettings | null {
   const url = env.SERVICE_REDIS_URL?.trim();
   if (url === undefined || url === '') return null;
   let u: URL;
@@ -50,14 +46,6 @@ export function loadClusterSettings(env: Env, port: number): ClusterSettings | n
   if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') {
     throw new ClusterConfigError('SERVICE_REDIS_URL', `must start with redis:// or rediss://, got "${u.protocol}//"`);
   }
-  const cluster = (env.SERVICE_CLUSTER ?? '').trim() || 'default';
-  if (!CLUSTER_NAME_PATTERN.test(cluster)) {
-    throw new ClusterConfigError('SERVICE_CLUSTER', `must be 1-40 of a-z 0-9 _ and not start with a digit, got "${cluster}"`);
-  }
-  const rawId = (env.SERVICE_REPLICA_ID ?? '').trim();
-  if (rawId !== '' && !/^[\x21-\x7e]{1,60}$/.test(rawId)) throw new ClusterConfigError('SERVICE_REPLICA_ID', 'must be 1-60 printable characters without spaces');
-  // PORT=0 picks a port only at listen time: the pid keeps the default unique on the host.
-  const replicaId = rawId || `${hostname()}:${port === 0 ? `pid${process.pid}` : port}`;
   const leaseMs = int(env, 'SERVICE_CLUSTER_LEASE_MS', 3000, 300, 60_000);
   const staleMs = int(env, 'SERVICE_CLUSTER_STALE_MS', 15_000, 1000, 600_000);
   if (staleMs <= leaseMs) throw new ClusterConfigError('SERVICE_CLUSTER_STALE_MS', `must be longer than SERVICE_CLUSTER_LEASE_MS (${leaseMs})`);

@@ -92,8 +92,9 @@ export class EngineService implements EngineFacade, RuleLifecycle {
 
   constructor(private readonly o: EngineServiceOptions) {
     this.events = o.store.log<FailoverEventRecord>('failover_events');
-    this.checkpoints = o.store.collection<number[]>('engine_state');
-    this.counters = o.store.collection<CounterCheckpoint>('tenant_counters');
+    // Each replica checkpoints its own engine state, read back at its next start: stored, not announced.
+    this.checkpoints = o.store.collection<number[]>('engine_state', { announce: false });
+    this.counters = o.store.collection<CounterCheckpoint>('tenant_counters', { announce: false });
     this.retention = new EventRetention(this.events);
     this.scheduler = new EngineScheduler({
       tables: o.tables,

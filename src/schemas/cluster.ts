@@ -13,5 +13,5 @@ export const ClusterStatusSchema = Type.Object(
     table_age_seconds: Type.Union([Type.Number(), Type.Null()], { description: "seconds since this replica last knew it held the leader's current decision table; 0 on the leader, null before the first" }),
     redis_connected: Type.Boolean(),
   },
-  { $id: 'ClusterStatus' },
+  { $id: 'ClusterLeadership' },
 );

@@ -71,7 +71,7 @@ export interface ClusterView {
 
 export async function clusterView(r: Replica): Promise<ClusterView> {
   const res = await r.request('GET', '/');
-  return res.json.cluster as ClusterView;
+  return res.json.leadership as ClusterView;
 }
 
 export async function primaryStatus(r: Replica, ruleId: string): Promise<string> {

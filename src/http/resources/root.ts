@@ -84,7 +84,14 @@ export function rootEndpoints(app: AppContext, openApi: () => unknown): Endpoint
       auth: false,
       handler: () => ({
         status: 200,
-        body: { service: 'payment-routing-engine', version: app.version, ...(app.cluster !== undefined && { cluster: app.cluster.status() }) },
+        body: {
+          service: 'payment-routing-engine',
+          version: app.version,
+          replica_id: app.config.replicaId,
+          store: app.config.storeUrl === null ? 'lmdb' : 'postgres',
+          ...(app.config.storeUrl === null && app.config.redis === null ? {} : { cluster: app.config.cluster }),
+          ...(app.leadership !== undefined && { leadership: app.leadership.status() }),
+        },
       }),
       doc: {
         summary: 'Liveness: the process answers',
@@ -92,10 +99,21 @@ export function rootEndpoints(app: AppContext, openApi: () => unknown): Endpoint
         operationId: 'getLiveness',
         description: 'Says only that the process serves HTTP; `GET /ready` says whether it should get traffic.',
         responses: {
-          200: jsonBody('the service answers', Type.Object({ service: Type.String(), version: Type.String(), cluster: Type.Optional(ClusterStatusSchema) }, { $id: 'Liveness' }), {
-            service: 'payment-routing-engine',
-            version: '0.1.0',
-          }),
+          200: jsonBody(
+            'the service answers',
+            Type.Object(
+              {
+                service: Type.String(),
+                version: Type.String(),
+                replica_id: Type.String({ description: 'SERVICE_REPLICA_ID (default host:port)' }),
+                store: Type.Union([Type.Literal('lmdb'), Type.Literal('postgres')], { description: 'lmdb: embedded, one process; postgres: cluster mode (SERVICE_STORE_URL)' }),
+                cluster: Type.Optional(Type.String({ description: 'SERVICE_CLUSTER, in cluster mode' })),
+                leadership: Type.Optional(ClusterStatusSchema),
+              },
+              { $id: 'Liveness' },
+            ),
+            { service: 'payment-routing-engine', version: '0.1.0', replica_id: 'router-1:8000', store: 'lmdb' },
+          ),
         },
       },
     }),

@@ -15,7 +15,7 @@ export const EngineStats = Type.Object(
     tier: Type.Integer({ minimum: 1, maximum: 3 }),
     trie: Type.Object({ total_nodes: Type.Integer(), total_rules: Type.Integer() }),
     bandit: Type.Object({ rule_count: Type.Integer({ description: 'rules whose traffic the bandit currently allocates' }) }),
-    cluster: Type.Optional(ClusterStatusSchema),
+    leadership: Type.Optional(ClusterStatusSchema),
   },
   { $id: 'EngineStats' },
 );
@@ -39,7 +39,7 @@ export function statsEndpoints(app: AppContext, banditRuleCount: (tenantId: stri
             tier: tierOf(t.settings),
             trie: { total_nodes: t.trie.totalNodes, total_rules: t.trie.totalRules },
             bandit: { rule_count: banditRuleCount(t.id) },
-            ...(app.cluster !== undefined && { cluster: app.cluster.status() }),
+            ...(app.leadership !== undefined && { leadership: app.leadership.status() }),
           },
         };
       },
