@@ -94,7 +94,11 @@ describe.skipIf(redisUnavailable !== undefined)('cluster mode: one engine over R
     const ms = performance.now() - t0;
     console.log(`cross-replica run: failed over everywhere ${ms.toFixed(0)} ms after the first failure on ${follower.id}`);
     expect(ms).toBeLessThan(1500);
-    const ev = (await leader.request('GET', '/v1/failover-events?limit=10')).json.filter((e: any) => e.rule_id === 'br_card');
+    // The audit entry is written just after the decision is published.
+    const ev = await until('the audit entry', async () => {
+      const got = (await leader.request('GET', '/v1/failover-events?limit=10')).json.filter((e: any) => e.rule_id === 'br_card');
+      return got.length > 0 && got;
+    }, 5000);
     expect(ev).toHaveLength(1);
     expect(ev[0].reason).toMatch(/10/);
   });
