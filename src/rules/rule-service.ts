@@ -103,7 +103,8 @@ export class RuleService {
     private readonly maxRulesPerTenant: number,
   ) {
     // The attributes are unique per tenant: two rules with equal attributes would make routing ambiguous.
-    this.records = store.collection<RuleRecord>('rules', { uniqueBy: (r) => attributeKey(r.attributes) });
+    // (A stored record that is not a valid rule has no key: load() skips it anyway.)
+    this.records = store.collection<RuleRecord>('rules', { uniqueBy: (r) => (isRuleRecord(r) ? attributeKey(r.attributes) : null) });
     store.onRemoteChange<RuleRecord>('rules', (tenantId, ruleId) => this.remoteChanged(tenantId, ruleId));
   }
 

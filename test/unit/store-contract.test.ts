@@ -192,6 +192,12 @@ describe.each(factories)('store contract: $name', (f) => {
       await c.put('b', '2', 2);
       await c.clear();
       expect([...c.listAll()]).toEqual([]);
+      const quiet = store.collection<number>('gen_1', { announce: false });
+      await quiet.put('a', '1', 1);
+      await quiet.clear();
+      expect([...quiet.listAll()]).toEqual([]);
+      await quiet.put('a', '2', 2);
+      expect(quiet.get('a', '2')).toBe(2);
     });
 
     it('announce: false collections read back like any other (many puts at once, the last wins)', async () => {

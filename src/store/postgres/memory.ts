@@ -117,10 +117,6 @@ export class MemoryCollection<V> {
     return true;
   }
 
-  clear(): void {
-    this.tenants.clear();
-  }
-
   /** Forgets removals older than the tombstone time (called now and then by the store). */
   sweep(nowMs: number): void {
     for (const [k, g] of this.tombstones) if (nowMs - g.atMs > TOMBSTONE_MS) this.tombstones.delete(k);

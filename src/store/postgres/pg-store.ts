@@ -323,8 +323,14 @@ export class PostgresStore implements Store {
   }
 
   async clearCollection(c: PgCollection<unknown>): Promise<void> {
-    await this.guarded(() => this.pool.query(this.sql.clear, [c.name, this.o.replicaId]));
-    c.mem.clear();
+    if (!c.announce) {
+      await this.guarded(() => this.pool.query(this.sql.clearQuiet, [c.name]));
+      for (const e of [...c.mem.entries()]) c.mem.remove(e.tenantId, e.id, e.version);
+      return;
+    }
+    const seq = await this.guarded(async () => Number((await this.pool.query<{ seq: string }>(this.sql.clear, [c.name, this.o.replicaId])).rows[0].seq));
+    // What another replica wrote after the clear stays.
+    for (const e of [...c.mem.entries()]) if (e.version < seq) c.mem.remove(e.tenantId, e.id, seq);
   }
 
   /**
@@ -556,10 +562,12 @@ export class PostgresStore implements Store {
         if (mem.put(row.tenant, row.key, value, Number(row.version))) this.notify(row.collection, row.tenant, row.key, value);
       }
     } else if (row.kind === 'clear') {
+      // Only what was written before the clear: a clear read again (after a reload) keeps later writes.
       const mem = this.memory(row.collection);
-      const gone = [...mem.entries()];
-      mem.clear();
-      for (const g of gone) this.notify(row.collection, g.tenantId, g.id, undefined);
+      const seq = Number(row.seq);
+      for (const e of [...mem.entries()]) {
+        if (e.version < seq && mem.remove(e.tenantId, e.id, seq)) this.notify(row.collection, e.tenantId, e.id, undefined);
+      }
     } else if (row.kind === 'log' && row.log_value !== null && row.key !== null) {
       this.logMemory(row.collection).add(row.tenant, { atMs: Number(row.at_ms), seq: Number(row.key), value: decodeValue(row.log_value) });
     } else if (row.kind === 'prune' && row.key !== null) {

@@ -28,6 +28,8 @@ export function statements(s: string) {
       SELECT (SELECT count(*) FROM d)::int AS removed, (SELECT seq FROM c) AS seq`,
     removeQuiet: `WITH d AS (DELETE FROM ${s}.entries WHERE collection = $1 AND tenant = $2 AND id = $3 RETURNING id)
       SELECT (SELECT count(*) FROM d)::int AS removed, nextval('${s}.entry_versions') AS seq`,
+    /** $1 collection. */
+    clearQuiet: `DELETE FROM ${s}.entries WHERE collection = $1`,
     /** $1 collection, $2 replica. */
     clear: `WITH d AS (DELETE FROM ${s}.entries WHERE collection = $1)
       INSERT INTO ${s}.changes (collection, tenant, key, kind, replica) VALUES ($1, '', NULL, 'clear', $2) RETURNING seq`,
