@@ -37,6 +37,17 @@ const REMOTE_RUN_TTL_MS = 10_000;
 
 export type ClusterRole = 'leader' | 'follower' | 'fallback';
 
+/**
+ * Webhook deliveries pending in the shared store under replicas' ids (cluster mode with
+ * SERVICE_STORE_URL): the leader takes over those of a replica that is gone.
+ */
+export interface OrphanDeliveries {
+  /** Replica ids holding pending deliveries. */
+  owners(): Promise<string[]>;
+  /** Moves a gone replica's pending deliveries to this one and sends them; how many. */
+  adopt(replicaId: string): Promise<number>;
+}
+
 /** What the cluster needs of the engine on this replica. */
 export interface ClusterEngineHooks {
   /** Evaluate the tenant now (the leader, on another replica's fast-path flag). */
@@ -85,6 +96,12 @@ export class ClusterNode {
   private readonly writer = new TableWriter();
   private readonly entry = newRuleEntry();
   private hooks: ClusterEngineHooks | null = null;
+  private orphans: OrphanDeliveries | null = null;
+  private aliveTimer: ReturnType<typeof setInterval> | undefined;
+  private orphanTimer: ReturnType<typeof setInterval> | undefined;
+  private scanning = false;
+  /** Pending webhook deliveries this replica took over from replicas that were gone. */
+  adoptedDeliveries = 0;
   private currentRole: ClusterRole = 'follower';
   private roleTimer: ReturnType<typeof setInterval> | undefined;
   private readonly startedAt = performance.now();
@@ -141,6 +158,32 @@ export class ClusterNode {
     });
   }
 
+  /** Where the leader finds and takes over a gone replica's webhook deliveries (shared store only). */
+  attachOrphans(o: OrphanDeliveries): void {
+    this.orphans = o;
+  }
+
+  /**
+   * Says "this replica is alive" (a key that expires after 3 lease times unless refreshed).
+   * Called once before the webhook queue is resumed at start, so that a leader does not take
+   * over the queue of a replica that is coming back.
+   */
+  async announceAlive(): Promise<void> {
+    const key = this.keys.alivePrefix + this.settings.replicaId;
+    try {
+      if (!this.conn.connected()) await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, 1000);
+        this.conn.redis.once('ready', () => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+      await this.conn.run((r) => r.set(key, '1', 'PX', this.settings.leaseMs * 3));
+    } catch {
+      // Redis unreachable: the heartbeat timer tries again.
+    }
+  }
+
   /** Connects the engine; call before start(). */
   attach(hooks: ClusterEngineHooks): void {
     this.hooks = hooks;
@@ -157,6 +200,10 @@ export class ClusterNode {
       this.expireRemoteRuns();
     }, 250);
     this.roleTimer.unref();
+    this.aliveTimer = setInterval(() => void this.announceAlive(), this.settings.leaseMs);
+    this.aliveTimer.unref();
+    this.orphanTimer = setInterval(() => void this.takeOverOrphans(), this.settings.leaseMs * 2);
+    this.orphanTimer.unref();
     log.info('cluster mode', { replica: this.settings.replicaId, cluster: this.settings.cluster, lease_ms: this.settings.leaseMs, stale_ms: this.settings.staleMs });
   }
 
@@ -164,6 +211,8 @@ export class ClusterNode {
     if (this.stopped) return;
     this.stopped = true;
     clearInterval(this.roleTimer);
+    clearInterval(this.aliveTimer);
+    clearInterval(this.orphanTimer);
     await this.shipper.stop();
     await this.lease.stop();
     await Promise.allSettled([this.reader.stop(), this.follower.stop()]);
@@ -240,6 +289,25 @@ export class ClusterNode {
   }
 
   // ── internals ────────────────────────────────────────────────────────────────────────
+  /** Leader: the pending webhook deliveries of replicas whose heartbeat expired are taken over. */
+  private async takeOverOrphans(): Promise<void> {
+    if (this.orphans === null || this.scanning || !this.lease.isLeader()) return;
+    this.scanning = true;
+    try {
+      const owners = (await this.orphans.owners()).filter((id) => id !== this.settings.replicaId);
+      if (owners.length === 0) return;
+      const alive = await this.conn.run((r) => r.mget(...owners.map((id) => this.keys.alivePrefix + id)));
+      for (let i = 0; i < owners.length; i++) {
+        if (alive[i] !== null || !this.lease.isLeader()) continue;
+        this.adoptedDeliveries += await this.orphans.adopt(owners[i]);
+      }
+    } catch (e) {
+      log.warn('cluster: could not take over the webhook deliveries of gone replicas; retried', { err: String((e as Error)?.message ?? e) });
+    } finally {
+      this.scanning = false;
+    }
+  }
+
   private updateRole(): ClusterRole {
     let next: ClusterRole;
     if (this.lease.isLeader()) {

@@ -160,6 +160,8 @@ export interface Delivery {
 
 export class WebhookReceiver {
   readonly got: Delivery[] = [];
+  /** While true, requests are received but never answered (a receiver that hangs). */
+  hang = false;
   private server!: Server;
   port = 0;
 
@@ -174,7 +176,7 @@ export class WebhookReceiver {
         } catch {
           // not ours
         }
-        res.writeHead(200).end();
+        if (!this.hang) res.writeHead(200).end();
       });
     });
     await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));

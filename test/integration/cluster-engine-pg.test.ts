@@ -66,5 +66,30 @@ describe.skipIf(!pg.ok || redisUnavailable !== undefined)('cluster mode on Postg
     }
     // Requests in flight to the killed replica fail with it; none to the others.
     expect(traffic.failedRoutes.filter((f) => !f.startsWith(`${leader.id}:`))).toEqual([]);
+    replicas = rest;
   });
+
+  it("a killed leader's pending webhook delivery is taken over by the new leader and delivered", async () => {
+    expect((await replicas[0].request('POST', '/v1/rules', rule('ca_card', 'CA'))).status).toBe(201);
+    await until('the rule on both replicas', async () => (await Promise.all(replicas.map((r) => r.request('GET', '/v1/rules/ca_card')))).every((x) => x.status === 200), 5000);
+    hook.hang = true; // the receiver takes the request and never answers: the delivery stays pending
+    const traffic = new Traffic(() => replicas, 'ca_card', 'CA', 50, false);
+    traffic.failing = true;
+    traffic.start();
+    await until('the hanging delivery', () => hook.count('failover.triggered', 'ca_card') >= 1, 8000);
+    await traffic.stop();
+    const views = await Promise.all(replicas.map(clusterView));
+    const leader = replicas[views.findIndex((v) => v.leader)];
+    const survivor = replicas.find((r) => r !== leader)!;
+    await leader.kill9();
+    hook.hang = false;
+    // The survivor leads, sees the dead one's heartbeat expire, adopts its queue and sends it.
+    await until('the delivery sent again by the survivor', () => hook.count('failover.triggered', 'ca_card') >= 2, 30_000);
+    const hooks = (await survivor.request('GET', '/v1/webhooks')).json.webhooks;
+    await until('recorded as delivered', async () => {
+      const d = (await survivor.request('GET', `/v1/webhooks/${hooks[0].id}/deliveries?limit=10`)).json.deliveries as any[];
+      return d.some((x) => x.event_type === 'failover.triggered' && x.status === 'delivered' && JSON.stringify(x).includes('ca_card'));
+    }, 10_000);
+    expect(survivor.output()).toMatch(/webhook deliveries taken over from a replica that is gone/);
+  }, 60_000);
 });
