@@ -125,7 +125,7 @@ export class Traffic {
         (res) => {
           if (res.status !== 202) this.failedOutcomes.push(`${r.id}: ${res.status}`);
         },
-        (e) => void this.failedOutcomes.push(`${r.id}: ${String(e)}`),
+        (e) => void this.failedOutcomes.push(`${r.id}: ${describe(e)}`),
       ),
     );
     if (this.withRoutes) {
@@ -135,7 +135,7 @@ export class Traffic {
           (res) => {
             if (res.status !== 200) this.failedRoutes.push(`${r.id}: ${res.status} ${res.text.slice(0, 200)}`);
           },
-          (e) => void this.failedRoutes.push(`${r.id}: ${String(e)}`),
+          (e) => void this.failedRoutes.push(`${r.id}: ${describe(e)}`),
         ),
       );
     }
@@ -150,6 +150,12 @@ export class Traffic {
     clearInterval(this.timer);
     await Promise.allSettled([...this.inflight]);
   }
+}
+
+/** A failed fetch with its cause (connection refused, reset, timeout...) and when. */
+function describe(e: unknown): string {
+  const cause = (e as { cause?: { code?: string; message?: string } })?.cause;
+  return `${String(e)}${cause ? ` (${cause.code ?? ''} ${cause.message ?? ''})` : ''} at ${new Date().toISOString()}`;
 }
 
 export interface Delivery {
