@@ -56,6 +56,8 @@ describe.skipIf(!pg.ok)('cluster mode: three replicas on one PostgreSQL schema',
     const metrics = (await a.request('GET', '/metrics/')).text;
     expect(metrics).toContain(`service_replica_info{replica_id="r1",store="postgres",cluster="${schema}"} 1`);
     expect(metrics).toMatch(/service_store_connected 1/);
+    expect(metrics).toMatch(/service_store_listening 1/);
+    expect(metrics).toMatch(/service_store_remote_changes_total \d+/);
     const migrations = await pgQuery<{ version: number }>(`SELECT version FROM "${schema}".schema_migrations`);
     expect(migrations.map((m) => m.version)).toEqual([1]);
   });

@@ -676,10 +676,12 @@ export class PostgresStore implements Store {
   }
 
   status(): StoreStatus {
-    const p = this.health.status();
+    const feed = { listening: this.listening(), remoteChangesApplied: this.remoteChangesApplied };
+    const p = { ...this.health.status(), feed };
     const l = this.o.local?.status();
     if (!l) return p;
     return {
+      feed,
       connected: this.connected(),
       writable: p.writable && l.writable,
       full: l.full,
