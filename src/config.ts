@@ -5,6 +5,7 @@
 import { hostname } from 'node:os';
 import { parseApiKeys, type ApiKeyTable } from './http/api-keys.js';
 import { MAX_RATE_LIMIT_RPS } from './http/rate-limit.js';
+import { ClusterConfigError, loadClusterSettings, type ClusterSettings } from './cluster/cluster-config.js';
 
 export interface Config {
   port: number;
@@ -29,10 +30,12 @@ export interface Config {
   metricsToken: string | null;
   /** postgres://… selects the PostgreSQL store (cluster mode); null = LMDB in dataDir (the default). */
   storeUrl: string | null;
-  /** The cluster's name: its PostgreSQL schema (and, in part 2, its Redis key prefix). */
+  /** The cluster's name: its PostgreSQL schema and its Redis key prefix. */
   cluster: string;
   /** This replica's name in logs, metrics and GET / (default host:port). */
   replicaId: string;
+  /** Cluster mode part 2 (SERVICE_REDIS_URL): shared engine state over Redis; null = off. */
+  redis: ClusterSettings | null;
 }
 
 /** A cluster name is used as a PostgreSQL schema (and a key prefix): a plain lower-case identifier. */
@@ -85,6 +88,15 @@ function metricsToken(env: Env): string | null {
     throw new ConfigError('SERVICE_METRICS_TOKEN', 'must be at least 16 printable characters without spaces');
   }
   return t;
+}
+
+function redisSettings(env: Env, clusterName: string, replica: string): ClusterSettings | null {
+  try {
+    return loadClusterSettings(env, clusterName, replica);
+  } catch (e) {
+    if (e instanceof ClusterConfigError) throw new ConfigError(e.variable, e.message);
+    throw e;
+  }
 }
 
 function storeUrl(env: Env): string | null {
@@ -158,6 +170,8 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('SERVICE_LOG_LEVEL', `must be debug, info, warn or error, got "${env.SERVICE_LOG_LEVEL}"`);
   }
   const port = int(env, 'PORT', 8000, 0, 65535);
+  const clusterName = cluster(env);
+  const replica = replicaId(env, host === '0.0.0.0' ? hostname() : host, port);
   return {
     port,
     host,
@@ -177,7 +191,8 @@ export function loadConfig(env: Env = process.env): Config {
     storeStartFresh: bool(env, 'SERVICE_STORE_START_FRESH', false),
     metricsToken: metricsToken(env),
     storeUrl: storeUrl(env),
-    cluster: cluster(env),
-    replicaId: replicaId(env, host === '0.0.0.0' ? hostname() : host, port),
+    cluster: clusterName,
+    replicaId: replica,
+    redis: redisSettings(env, clusterName, replica),
   };
 }

@@ -50,6 +50,8 @@ import { registerStoreGauges } from './metrics/store-gauges.js';
 import { TenantRegistry } from './tenants/registry.js';
 import { settingsForTier } from './tenants/tenant.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { ClusterNode } from './cluster/cluster-node.js';
+import { clusterMetrics } from './metrics/cluster-metrics.js';
 
 export const MAX_RULES_PER_TENANT = 200_000;
 
@@ -67,7 +69,7 @@ function packageVersion(): string {
 export async function startService(config: Config = loadConfig()): Promise<RunningService> {
   setLogLevel(config.logLevel);
   // In cluster mode every log line names its replica.
-  if (config.storeUrl !== null) setLogContext({ replica: config.replicaId });
+  if (config.storeUrl !== null || config.redis !== null) setLogContext({ replica: config.replicaId });
   // The workers load the Foresight model lazily; loading it here first makes a deployment
   // without `models/` fail at start, not quietly at the first Tier 2 evaluation.
   loadModel();
@@ -84,12 +86,17 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
   const configuredTenants = config.apiKeys ? config.apiKeys.tenants() : ['default'];
   const tenants = new TenantRegistry(configuredTenants, settingsForTier(config.tier, config.shadowMode));
   const metrics = new Metrics();
+  // Cluster mode part 2: the node exists before the engine (whose rule hooks feed its index).
+  let cluster: ClusterNode | undefined;
+  if (config.redis !== null) {
+    cluster = new ClusterNode(config.redis, tables, tenants, clusterMetrics(metrics, () => cluster!));
+  }
 
-  const engine = new EngineService({ tables, tenants, store, metrics, intervalMs: config.evalIntervalMs });
+  const engine = new EngineService({ tables, tenants, store, metrics, intervalMs: config.evalIntervalMs, cluster });
   const rules = new RuleService(store, tables, tenants, engine, MAX_RULES_PER_TENANT);
   const audit = new AuditTrail(store);
   const decisions = new DecisionLog({ store, tables, tenants });
-  const app: AppContext = { config, version: packageVersion(), store, tables, tenants, rules, metrics, engine, audit, decisions };
+  const app: AppContext = { config, version: packageVersion(), store, tables, tenants, rules, metrics, engine, audit, decisions, leadership: cluster };
   const configs = new TenantConfigService(store, tenants);
   configs.load();
   const shadow = new ShadowService({ store, tables, tenants });
@@ -111,6 +118,7 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
   await webhooks.start();
   engine.setPublisher((tenantId, eventType, data, atMs) => webhooks.publish(tenantId, eventType, data, atMs));
   engine.start();
+  cluster?.start();
   decisions.start();
   shadow.start(); // after engine.start(): it reads the restored failover counters
   registerEngineGauges(metrics, tenants, config.tier);
@@ -121,7 +129,7 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
   );
   metrics.gauge('service_store_connected', 'backing-store connectivity, 0 or 1', [], (g) => g.set(store.connected() ? 1 : 0));
   metrics.gauge('service_replica_info', 'this replica: its SERVICE_REPLICA_ID, store (lmdb or postgres) and cluster; always 1', ['replica_id', 'store', 'cluster'], (g) =>
-    g.set({ replica_id: config.replicaId, store: config.storeUrl === null ? 'lmdb' : 'postgres', cluster: config.storeUrl === null ? '' : config.cluster }, 1),
+    g.set({ replica_id: config.replicaId, store: config.storeUrl === null ? 'lmdb' : 'postgres', cluster: config.storeUrl === null && config.redis === null ? '' : config.cluster }, 1),
   );
   registerStoreGauges(metrics, store);
 
@@ -179,6 +187,8 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
       await Promise.race([router.drain(), new Promise((r) => setTimeout(r, 10_000))]);
       overrides.stop();
       await decisions.stop();
+      // Hand the lease over first (another replica leads at once) and ship the last outcomes.
+      await cluster?.stop();
       await engine.stop();
       await shadow.stop();
       await webhooks.stop();

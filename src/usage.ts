@@ -21,8 +21,13 @@ const VARIABLES: [name: string, def: string, meaning: string][] = [
   ['SERVICE_METRICS_TOKEN', 'unset', 'when set (16+ characters), /metrics needs Authorization: Bearer <token>'],
   ['SERVICE_STORE_START_FRESH', 'false', 'start with an empty store when the stored one is damaged (its files are renamed, never deleted)'],
   ['SERVICE_STORE_URL', 'unset (LMDB)', 'postgres://user@host:5432/db: keep the configuration in PostgreSQL, shared by every replica (cluster mode)'],
-  ['SERVICE_CLUSTER', 'default', "the cluster's name: its PostgreSQL schema (a-z 0-9 _, up to 40)"],
-  ['SERVICE_REPLICA_ID', 'host:port', "this replica's name in logs, metrics and GET /"],
+  ['SERVICE_REDIS_URL', 'unset', 'redis://host:6379: replicas share their outcomes and one leader evaluates for all (cluster mode, part 2)'],
+  ['SERVICE_CLUSTER', 'default', "the cluster's name: its PostgreSQL schema and Redis key prefix (a-z 0-9 _, up to 40)"],
+  ['SERVICE_REPLICA_ID', 'host:port', "this replica's name in logs, metrics, GET / and the leader lease"],
+  ['SERVICE_CLUSTER_LEASE_MS', '3000', 'leader lease time; a dead leader is replaced within about this long'],
+  ['SERVICE_CLUSTER_STALE_MS', '15000', 'without a fresh decision table this long, a replica evaluates its own outcomes'],
+  ['SERVICE_CLUSTER_SHIP_INTERVAL_MS', '200', 'outcome delta batch period'],
+  ['SERVICE_CLUSTER_HEAL_MS', '2000', 'followers poll for a missed decision table this often'],
   ['SERVICE_LOG_LEVEL', 'info', 'debug, info, warn or error (JSON lines on stdout)'],
 ];
 

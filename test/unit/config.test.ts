@@ -27,6 +27,7 @@ describe('loadConfig defaults', () => {
       logLevel: 'info',
       storeStartFresh: false,
       metricsToken: null,
+      redis: null,
     });
   });
 

@@ -9,6 +9,7 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../app-context.js';
 import { errors } from '../../errors.js';
 import { ErrorSchema } from '../../schemas/common.js';
+import { ClusterStatusSchema } from '../../schemas/cluster.js';
 import { endpoint, jsonBody, type Ctx, type Endpoint, type HiddenDoc, type Reply } from '../endpoint.js';
 import { engineGaugeChunks } from '../../metrics/engine-gauges.js';
 import { acceptsGzip, bufferChunks, ScrapeCache } from '../../metrics/scrape-cache.js';
@@ -88,7 +89,8 @@ export function rootEndpoints(app: AppContext, openApi: () => unknown): Endpoint
           version: app.version,
           replica_id: app.config.replicaId,
           store: app.config.storeUrl === null ? 'lmdb' : 'postgres',
-          ...(app.config.storeUrl === null ? {} : { cluster: app.config.cluster }),
+          ...(app.config.storeUrl === null && app.config.redis === null ? {} : { cluster: app.config.cluster }),
+          ...(app.leadership !== undefined && { leadership: app.leadership.status() }),
         },
       }),
       doc: {
@@ -106,6 +108,7 @@ export function rootEndpoints(app: AppContext, openApi: () => unknown): Endpoint
                 replica_id: Type.String({ description: 'SERVICE_REPLICA_ID (default host:port)' }),
                 store: Type.Union([Type.Literal('lmdb'), Type.Literal('postgres')], { description: 'lmdb: embedded, one process; postgres: cluster mode (SERVICE_STORE_URL)' }),
                 cluster: Type.Optional(Type.String({ description: 'SERVICE_CLUSTER, in cluster mode' })),
+                leadership: Type.Optional(ClusterStatusSchema),
               },
               { $id: 'Liveness' },
             ),
