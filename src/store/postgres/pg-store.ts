@@ -276,6 +276,26 @@ export class PostgresStore implements Store {
     return l as Log<V>;
   }
 
+  async replicasWithEntries(name: string): Promise<string[]> {
+    const prefix = `${name}@`;
+    const rows = await this.guarded(async () => (await this.pool.query<{ collection: string }>(this.sql.replicaScopes, [`${prefix}%`])).rows);
+    return rows.map((r) => r.collection).filter((c) => c.startsWith(prefix)).map((c) => c.slice(prefix.length));
+  }
+
+  async adoptReplicaEntries<V>(name: string, fromReplica: string): Promise<{ tenantId: string; id: string; value: V }[]> {
+    if (fromReplica === this.o.replicaId) return [];
+    const own = `${name}@${this.o.replicaId}`;
+    const rows = await this.guarded(
+      async () => (await this.pool.query<{ tenant: string; id: string; value: Buffer; version: string }>(this.sql.adoptScope, [`${name}@${fromReplica}`, own])).rows,
+    );
+    const mem = this.memory(own);
+    return rows.map((r) => {
+      const value = decodeValue(r.value) as V;
+      mem.put(r.tenant, r.id, value, Number(r.version));
+      return { tenantId: r.tenant, id: r.id, value };
+    });
+  }
+
   onRemoteChange<V>(collection: string, handler: RemoteChangeHandler<V>): void {
     const list = this.handlers.get(collection) ?? [];
     list.push(handler as RemoteChangeHandler<unknown>);
