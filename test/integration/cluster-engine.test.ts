@@ -80,6 +80,10 @@ describe.skipIf(redisUnavailable !== undefined)('cluster mode: one engine over R
     const entries = audit.flat().filter((e: any) => e.rule_id === 'us_card');
     expect(entries).toHaveLength(1);
 
+    // Every replica's /v1/stats counts the failover once.
+    const stats = await Promise.all(replicas.map(async (r) => (await r.request('GET', '/v1/stats')).json.failover_events));
+    expect(stats).toEqual([1, 1, 1]);
+
     // Operator commands are the leader's: a follower answers 503 naming it.
     const leader = await leaderOf(replicas);
     const follower = replicas.find((r) => r !== leader)!;
