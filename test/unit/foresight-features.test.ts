@@ -21,6 +21,8 @@ import {
   PROC_F64_STRIDE,
   WINDOW_MASK,
   WINDOW_SHIFT,
+  G_ERR_DEN,
+  G_ERR_NUM,
   G_HIDDEN,
   G_P95_DEN,
   G_STEPS,
@@ -46,7 +48,9 @@ function setup() {
 
 describe('foresight features', () => {
   it('the row layout fits the reserved PF_GRU fields', () => {
-    expect(G_HIDDEN + MAX_HIDDEN).toBe(PF_GRU_BASE + PF_GRU_LEN);
+    // The hidden state's room, then the two error-baseline fields closing the block.
+    expect(G_HIDDEN + MAX_HIDDEN).toBe(G_ERR_NUM);
+    expect([G_ERR_NUM, G_ERR_DEN]).toEqual([PF_GRU_BASE + PF_GRU_LEN - 2, PF_GRU_BASE + PF_GRU_LEN - 1]);
     expect(MAX_HIDDEN).toBeGreaterThanOrEqual(16);
   });
 

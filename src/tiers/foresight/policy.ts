@@ -49,7 +49,7 @@ export interface ForesightConfig {
 
 export const DEFAULT_FORESIGHT_CONFIG: ForesightConfig = Object.freeze({
   actionThreshold: 0.2,
-  shiftGain: 1.5,
+  shiftGain: 5,
   minPrimaryShare: 0.1,
   confirmSteps: 1,
 });
@@ -95,6 +95,7 @@ export function predictedShare(
   errSecondary = NaN,
   volume = Infinity,
   trust = 1,
+  rise = 1,
 ): number {
   const thr = cfg.actionThreshold;
   if (!(pPrimary > thr)) return NaN;
@@ -103,7 +104,7 @@ export function predictedShare(
   const excess = errSecondary - errPrimary;
   const q = excess > 0 ? Math.max(0, 1 - excess / ERROR_MARGIN) : 1;
   const evidence = volume === Infinity ? 1 : evidenceFactor(volume);
-  const cut = Math.min(1, cfg.shiftGain * risk) * safer * q * evidence * trust;
+  const cut = Math.min(1, cfg.shiftGain * risk) * safer * q * evidence * trust * rise;
   if (!(cut >= MIN_CUT)) return NaN;
   return Math.min(configured, Math.max(cfg.minPrimaryShare, configured * (1 - cut)));
 }

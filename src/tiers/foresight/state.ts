@@ -10,7 +10,7 @@
  * last one (an early evaluation in between republishes the last probability), and a gap
  * longer than MAX_GAP_MS restarts the hidden state (its history no longer describes now).
  */
-import { G_LAST_STEP_MS, G_PROB, G_STEPS, PF_GRU_BASE, PF_GRU_LEN, PROB_HISTORY } from '../../shm/layout.js';
+import { G_HIDDEN, G_LAST_STEP_MS, G_PROB, G_STEPS, MAX_HIDDEN, PF_GRU_BASE, PF_GRU_LEN, PROB_HISTORY } from '../../shm/layout.js';
 
 /** Wall time one GRU step stands for; also the training traces' step. */
 export const STEP_MS = 5000;
@@ -48,9 +48,12 @@ export function stepAction(procF64: Float64Array, row: number, nowMs: number): S
   return gap >= STEP_MS - STEP_TOLERANCE_MS ? StepAction.Step : StepAction.Skip;
 }
 
-/** Zeroes the hidden state, the probability history and the step count; latency baselines survive (still valid). */
+/**
+ * Zeroes the hidden state, the probability history and the step count; the latency and
+ * error-rate baselines survive (still valid).
+ */
 export function resetHidden(procF64: Float64Array, row: number): void {
-  procF64.fill(0, row + G_PROB, row + PF_GRU_BASE + PF_GRU_LEN);
+  procF64.fill(0, row + G_PROB, row + G_HIDDEN + MAX_HIDDEN);
   procF64[row + G_STEPS] = 0;
 }
 
