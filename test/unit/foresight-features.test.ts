@@ -14,6 +14,7 @@ import {
   resetHidden,
   stepAction,
   sustainedProbability,
+  heldProbability,
 } from '../../src/tiers/foresight/state.js';
 import {
   PF_GRU_BASE,
@@ -140,8 +141,18 @@ describe('foresight step schedule', () => {
     expect(sustainedProbability(row, 0, 1)).toBe(0.97);
     expect(sustainedProbability(row, 0, 2)).toBe(0.97);
     expect(sustainedProbability(row, 0, 3)).toBe(0.85);
+    // Held one step: a single low step does not release the risk, two do.
+    pushProbability(row, 0, 0.1);
+    markStepped(row, 0, T0 + probs.length * STEP_MS);
+    expect([sustainedProbability(row, 0, 1), heldProbability(row, 0, 1), heldProbability(row, 0, 2)]).toEqual([0.1, 0.97, 0.97]);
+    pushProbability(row, 0, 0.15);
+    markStepped(row, 0, T0 + (probs.length + 1) * STEP_MS);
+    expect([heldProbability(row, 0, 1), heldProbability(row, 0, 2), heldProbability(row, 0, 3)]).toEqual([0.15, 0.1, 0.1]);
+    // Over all PROB_HISTORY steps there is no step before to hold.
+    expect(heldProbability(row, 0, PROB_HISTORY)).toBe(sustainedProbability(row, 0, PROB_HISTORY));
     resetHidden(row, 0);
     expect(sustainedProbability(row, 0, 1)).toBe(0);
+    expect(heldProbability(row, 0, 1)).toBe(0);
     expect(row[G_STEPS]).toBe(0);
   });
 });

@@ -7,8 +7,14 @@
  *                                                      the last `confirmSteps` steps, default 1)
  *   advantage a = (1 − pS / p) · q                      how much safer the secondary is now
  *   evidence c = V / (V + EVIDENCE_HALF)               V: the rule's outcomes over the last minute
- *   cut = min(1, gain · r) · a · c · trust              trust: 0 → 1 over the model's first 3 minutes
+ *   rise e                                              how sure the primary's error rate (or p95
+ *                                                      latency) is above its own usual (rise.ts)
+ *   cut = min(1, gain · r) · a · c · e · trust          trust: 0 → 1 over the model's first 3 minutes
  *   share = max(floor, configured · (1 − cut))         (`prediction` when it is below configured)
+ *
+ * e is what lets the gain be high (5): at 20 tx/s a ramp starting from 2% and a noisy stretch
+ * of a processor usually at 10% get the same probability (0.2-0.4), but only the ramp is far
+ * above its own usual rate. Without a rise there is no cut, whatever the probability.
  *
  * c is how much the probability can be trusted to tell a real trend from noise: at 2 tx/s a
  * minute holds 120 outcomes and a random run of errors looks like the start of a ramp (on steady

@@ -22,7 +22,7 @@ import { newGruScratch, type GruScratch } from './gru-kernel.js';
 import { loadModel, type ForesightModel } from './model.js';
 import { predictedShare } from './policy.js';
 import { riseEvidence } from './rise.js';
-import { clearForesightState, sustainedProbability, trustOf } from './state.js';
+import { clearForesightState, heldProbability, trustOf } from './state.js';
 import { advanceProcessor, newStepResult, type StepResult } from './step.js';
 
 export interface StepObservation {
@@ -78,9 +78,10 @@ export function createForesightStage(opts: ForesightStageOptions = {}): RuleStag
       decision.failProbSecondary = rs.prob;
       // No cut to propose while Tier 1 overrides: runStages would discard it, and Tier 3 must not see it as a cap.
       if (ctx.tier1Override) return;
-      // Act on the primary's risk (over confirmSteps, default the current step) against the secondary's current one.
+      // Act on the primary's risk (over confirmSteps, default the current step; held one step)
+      // against the secondary's current one.
       const fc = cfg.foresight;
-      const risk = sustainedProbability(procF64, ctx.primary.row, fc.confirmSteps);
+      const risk = heldProbability(procF64, ctx.primary.row, fc.confirmSteps);
       // Only worth reading the window when the policy may act at all.
       const rise =
         risk > fc.actionThreshold

@@ -75,6 +75,22 @@ export function sustainedProbability(procF64: Float64Array, row: number, steps: 
 }
 
 /**
+ * The risk the policy acts on: the sustained probability of this step or, if higher, of the
+ * step before (one step of hold). The onset is not delayed, but a single low step does not
+ * hand the traffic back: with most of its traffic moved away the primary's outcomes thin out
+ * and the probability can dip for a step in the middle of a ramp (on a 120 s ramp at 50 tx/s
+ * it fell from 0.49 to 0.06 and back to 0.63 at 29% errors, and the whole share came back
+ * for those 5 s). The hold keeps a cut at most 5 s longer once the risk has really passed.
+ */
+export function heldProbability(procF64: Float64Array, row: number, steps: number): number {
+  const now = sustainedProbability(procF64, row, steps);
+  if (steps >= PROB_HISTORY || procF64[row + G_STEPS] < Math.max(WARMUP_STEPS, steps) + 1) return now;
+  let before = procF64[row + G_PROB + 1];
+  for (let i = 2; i <= steps; i++) before = Math.min(before, procF64[row + G_PROB + i]);
+  return Math.max(now, before);
+}
+
+/**
  * How far the policy trusts the probability of the processor in `row`: 0 until WARMUP_STEPS,
  * 1 from TRUST_STEPS, quadratic in between (a cold model's spikes come early: at half-way the
  * trust is a quarter).

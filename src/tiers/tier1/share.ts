@@ -14,7 +14,7 @@
  * → 10% → 25%) one step per clean batch of probes (the state machine moves the step); the
  * recovery at the top step hands the configured weight back at once. Each step's share is
  * at least `minProbeRate` outcomes per second of the rule's traffic, so a quiet rule
- * collects its batches in seconds too, never above the top step.
+ * collects its batches in seconds too (the floor capped at PROBE_FLOOR_CAP: 50% at 2 tx/s).
  */
 import { COUNT_BUCKET_MS, ProcessorStatus } from '../../shm/layout.js';
 import type { Tier1Config } from './config.js';

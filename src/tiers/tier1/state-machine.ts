@@ -10,12 +10,14 @@
  *
  * While failed_over, the processor is judged on its probe traffic only, in "probe phases"
  * that start after a suspension (back-off). A phase is a slow start (share.ts PROBE_LADDER):
- * each step needs a small batch of `minProbeSamples` probe outcomes with fewer than
- * `probeBurst` technical errors to move the probe share up a step; a burst (or a phase
- * credibly above the failover threshold) is a failed round: back to the bottom step, probes
- * suspended with the back-off. At the top step the whole phase's evidence decides: credibly
- * below the recovery threshold is a recovery (the configured weight is handed back at once),
- * credibly above it (a processor still failing too often to be trusted) a failed round.
+ * each step needs a small batch of `minProbeSamples` probe outcomes without a burst to move
+ * the probe share up a step; a burst (isBurst), a first probe that fails, or a phase
+ * credibly above the failover threshold is a failed round: back to the bottom step, probes
+ * suspended with the back-off. A processor that failed again after a recovery (a flapper)
+ * must first stay clean at the bottom step through a probation (probationMs). At the top step
+ * the whole phase's evidence decides: credibly below the recovery threshold is a recovery
+ * (the configured weight is handed back at once), credibly above it (a processor still
+ * failing too often to be trusted) a failed round.
  */
 import { COUNT_BUCKET_MS, ProcessorStatus } from '../../shm/layout.js';
 import type { TransitionEvent } from './events.js';
@@ -200,10 +202,10 @@ export function registerTrip(st: ProcState, cfg: Tier1Config, nowMs: number, com
 }
 
 /**
- * A failed probe round (a burst, or a phase not good enough at the top step): back to the
- * bottom of the ladder and the streak's current suspension again, without growing it. A
- * round costs only `probeBurst` failed payments, so an outage that simply goes on is probed
- * at the same pace throughout, and its end is seen within one suspension.
+ * A failed probe round (a burst, a first probe that fails, or a phase not good enough at the
+ * top step): back to the bottom of the ladder and the streak's current suspension again,
+ * without growing it. A round costs one or two failed payments, so an outage that simply goes
+ * on is probed at the same pace throughout, and its end is seen within one suspension.
  */
 function failRound(st: ProcState, cfg: Tier1Config, nowMs: number, sig: Signals): void {
   // On a quiet rule the probe rate floor makes each round's probes a large share of the
@@ -236,11 +238,12 @@ export function suspensionMs(st: ProcState, cfg: Tier1Config): number {
 /**
  * How long a probe phase must stay clean at the bottom of the ladder before it may climb:
  * 0 after a first failover (an outage that ends should get its traffic back in seconds), the
- * streak's suspension once the processor has failed again after a recovery (trips ≥ 2). A
- * flapping processor that climbed straight back met its next down period with its whole
- * share (a re-trip costs a run of failures, far more at a partial outage), while at the
- * bottom step a down period costs only a burst of probes; so it must first stay up for as
- * long as it was suspended, which grows with every flap (10, 20, 40 s …).
+ * streak's suspension times PROBATION_FACTOR once the processor has failed again after a
+ * recovery (trips ≥ 2): 40, 80, 160 s … (capped at probeBackoffMaxMs). A flapping processor
+ * that climbed straight back met its next down period with its whole share (a re-trip costs a
+ * run of failures, ~50 at 20 tx/s when it fails 60% of payments), while at the bottom step a
+ * down period costs a failed probe or two; so it must first stay up for longer than it
+ * flapped. With twice the suspension, 30-40 s up periods still let it back in (and out).
  */
 export const PROBATION_FACTOR = 4;
 
