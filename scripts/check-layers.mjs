@@ -30,13 +30,16 @@ export const LAYERS = [
   // the parsers it needs, the metrics registry.
   {
     name: 'platform',
-    paths: ['errors.ts', 'log.ts', 'startup-error.ts', 'data', 'process-guard.ts', 'store', 'config.ts', 'http/api-keys.ts', 'http/rate-limit.ts', 'metrics/registry.ts', 'metrics/request-metrics.ts'],
+    paths: ['errors.ts', 'log.ts', 'startup-error.ts', 'data', 'process-guard.ts', 'store', 'config.ts', 'cluster/cluster-config.ts', 'http/api-keys.ts', 'http/rate-limit.ts', 'metrics/registry.ts', 'metrics/request-metrics.ts'],
   },
   // The front thread's model: tenants and their rules, routing (trie, decide, outcome,
   // classify), request schemas, override records, webhook event names and address checks.
   { name: 'domain', paths: ['routing', 'tenants', 'schemas', 'overrides/effective.ts', 'webhooks/events.ts', 'webhooks/address.ts'] },
   // Stateful services over the store: rules, overrides, decisions, audit, shadow, onboarding, webhooks.
   { name: 'services', paths: ['rules', 'overrides', 'decisions', 'audit', 'shadow', 'onboarding', 'webhooks', 'readiness.ts'] },
+  // Cluster mode over Redis: lease, outcome delta shipping and merging, the decision table;
+  // the engine drives it, it reads and writes the shared tables of the tenants' rules.
+  { name: 'cluster', paths: ['cluster'] },
   // The evaluation engine: scheduler, worker pool (engine/worker), engine service, checkpoints.
   { name: 'engine', paths: ['engine'] },
   // Gauges read at scrape time from the engine and the store.

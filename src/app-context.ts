@@ -11,6 +11,7 @@ import type { Tenant } from './tenants/tenant.js';
 import type { WebhookDispatcher } from './webhooks/dispatcher.js';
 import type { AuditTrail } from './audit/audit-trail.js';
 import type { DecisionLog } from './decisions/decision-log.js';
+import type { ClusterStatus } from './cluster/cluster-node.js';
 
 export interface AppContext {
   config: Config;
@@ -27,6 +28,8 @@ export interface AppContext {
   decisions: DecisionLog;
   /** Webhook registry and event publishing: `webhooks.publish(tenantId, eventType, data, atMs)`. */
   webhooks?: WebhookDispatcher;
+  /** Cluster mode part 2 (SERVICE_REDIS_URL): this replica's role, epoch and table age. */
+  leadership?: { status(): ClusterStatus };
 }
 
 /** The tenant a request acts for: always the one its API key maps to. */

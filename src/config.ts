@@ -2,8 +2,10 @@
  * Configuration from the environment, parsed and validated once at start. An invalid value
  * stops the start with a message naming the variable (ConfigError).
  */
+import { hostname } from 'node:os';
 import { parseApiKeys, type ApiKeyTable } from './http/api-keys.js';
 import { MAX_RATE_LIMIT_RPS } from './http/rate-limit.js';
+import { ClusterConfigError, loadClusterSettings, type ClusterSettings } from './cluster/cluster-config.js';
 
 export interface Config {
   port: number;
@@ -26,7 +28,18 @@ export interface Config {
   storeStartFresh: boolean;
   /** When set, GET /metrics/ needs `Authorization: Bearer <token>`; null = public (the spec's default). */
   metricsToken: string | null;
+  /** postgres://… selects the PostgreSQL store (cluster mode); null = LMDB in dataDir (the default). */
+  storeUrl: string | null;
+  /** The cluster's name: its PostgreSQL schema and its Redis key prefix. */
+  cluster: string;
+  /** This replica's name in logs, metrics and GET / (default host:port). */
+  replicaId: string;
+  /** Cluster mode part 2 (SERVICE_REDIS_URL): shared engine state over Redis; null = off. */
+  redis: ClusterSettings | null;
 }
+
+/** A cluster name is used as a PostgreSQL schema (and a key prefix): a plain lower-case identifier. */
+export const CLUSTER_PATTERN = /^[a-z_][a-z0-9_]{0,39}$/;
 
 export class ConfigError extends Error {
   constructor(
@@ -77,6 +90,47 @@ function metricsToken(env: Env): string | null {
   return t;
 }
 
+function redisSettings(env: Env, clusterName: string, replica: string): ClusterSettings | null {
+  try {
+    return loadClusterSettings(env, clusterName, replica);
+  } catch (e) {
+    if (e instanceof ClusterConfigError) throw new ConfigError(e.variable, e.message);
+    throw e;
+  }
+}
+
+function storeUrl(env: Env): string | null {
+  const raw = (env.SERVICE_STORE_URL ?? '').trim();
+  if (raw === '') return null;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError('SERVICE_STORE_URL', 'is not a URL; expected postgres://user@host:5432/database');
+  }
+  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') {
+    throw new ConfigError('SERVICE_STORE_URL', `must start with postgres:// (PostgreSQL is the only shared store), got "${u.protocol}//"`);
+  }
+  return raw;
+}
+
+function cluster(env: Env): string {
+  const raw = (env.SERVICE_CLUSTER ?? '').trim();
+  if (raw === '') return 'default';
+  if (!CLUSTER_PATTERN.test(raw)) {
+    throw new ConfigError('SERVICE_CLUSTER', `must be 1-40 of a-z 0-9 _ and not start with a digit (it names a PostgreSQL schema), got "${raw}"`);
+  }
+  return raw;
+}
+
+function replicaId(env: Env, host: string, port: number): string {
+  const raw = (env.SERVICE_REPLICA_ID ?? '').trim();
+  // PORT=0 picks a port only at listen, after the store is open: the pid stands in for it.
+  if (raw === '') return port === 0 ? `${host}:pid${process.pid}` : `${host}:${port}`;
+  if (!/^[\x21-\x7e]{1,60}$/.test(raw)) throw new ConfigError('SERVICE_REPLICA_ID', 'must be 1-60 printable characters without spaces');
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const tierRaw = env.SERVICE_TIER?.trim();
   let tier: 1 | 2 | 3 = 3;
@@ -115,8 +169,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) {
     throw new ConfigError('SERVICE_LOG_LEVEL', `must be debug, info, warn or error, got "${env.SERVICE_LOG_LEVEL}"`);
   }
+  const port = int(env, 'PORT', 8000, 0, 65535);
+  const clusterName = cluster(env);
+  const replica = replicaId(env, host === '0.0.0.0' ? hostname() : host, port);
   return {
-    port: int(env, 'PORT', 8000, 0, 65535),
+    port,
     host,
     dataDir: (env.SERVICE_DATA_DIR ?? '').trim() || './data',
     apiKeys,
@@ -133,5 +190,9 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: logLevel as Config['logLevel'],
     storeStartFresh: bool(env, 'SERVICE_STORE_START_FRESH', false),
     metricsToken: metricsToken(env),
+    storeUrl: storeUrl(env),
+    cluster: clusterName,
+    replicaId: replica,
+    redis: redisSettings(env, clusterName, replica),
   };
 }

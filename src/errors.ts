@@ -84,10 +84,15 @@ export const errors = {
     }),
   ruleExists: (ruleId: string) =>
     new ServiceError('RULE_ALREADY_EXISTS', `rule "${ruleId}" already exists`, [{ field: 'rule_id', message: 'already exists' }]),
-  sameAttributes: (ruleId: string, holder: string) =>
-    new ServiceError('RULE_ALREADY_EXISTS', `rule "${holder}" already has these attributes; "${ruleId}" would never be chosen`, [
-      { field: 'attributes', message: `same as rule "${holder}" (after padding with *)` },
-    ]),
+  /** `holder` may be unknown when another replica's rule, not yet seen here, holds them. */
+  sameAttributes: (ruleId: string, holder?: string) =>
+    holder === undefined
+      ? new ServiceError('RULE_ALREADY_EXISTS', `another rule already has these attributes; "${ruleId}" would never be chosen`, [
+          { field: 'attributes', message: 'same as another rule (after padding with *)' },
+        ])
+      : new ServiceError('RULE_ALREADY_EXISTS', `rule "${holder}" already has these attributes; "${ruleId}" would never be chosen`, [
+          { field: 'attributes', message: `same as rule "${holder}" (after padding with *)` },
+        ]),
   rulesExist: (ruleIds: string[]) =>
     new ServiceError(
       'ONBOARDING_CONFLICT',

@@ -5,7 +5,7 @@
  * stop webhook delivery (in-flight attempts finish or are cut within 3 s; unfinished deliveries
  * stay pending for the next start), flush and close the store.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import uws from '@trufflesuite/uws-js-unofficial';
 import type { AppContext } from './app-context.js';
 import { loadConfig, type Config } from './config.js';
@@ -38,19 +38,20 @@ import { ShadowService } from './shadow/shadow-service.js';
 import { Router } from './http/router.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { loadModel } from './tiers/foresight/model.js';
-import { log, setLogLevel } from './log.js';
+import { log, setLogContext, setLogLevel } from './log.js';
 import { Metrics } from './metrics/registry.js';
 import { RuleService } from './rules/rule-service.js';
 import { buildOpenApi } from './schemas/openapi.js';
 import { SharedTables } from './shm/tables.js';
-import { LmdbStore } from './store/lmdb-store.js';
 import { DataDirLock } from './store/data-dir-lock.js';
 import { listenExclusive } from './http/listen.js';
-import { checkStoreFiles, markStoreCreated } from './store/store-files.js';
+import { openStore } from './store/open-store.js';
 import { registerStoreGauges } from './metrics/store-gauges.js';
 import { TenantRegistry } from './tenants/registry.js';
 import { settingsForTier } from './tenants/tenant.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { ClusterNode } from './cluster/cluster-node.js';
+import { clusterMetrics } from './metrics/cluster-metrics.js';
 
 export const MAX_RULES_PER_TENANT = 200_000;
 
@@ -65,36 +66,37 @@ function packageVersion(): string {
   return pkg.version;
 }
 
-/** Checks the store's files before mapping them (refusing a damaged or vanished store), then opens it. */
-function openStore(dataDir: string, startFresh: boolean): LmdbStore {
-  mkdirSync(dataDir, { recursive: true });
-  const check = checkStoreFiles(dataDir, startFresh);
-  if (check.reason !== null) {
-    log.warn('store moved aside; starting with an empty store (SERVICE_STORE_START_FRESH)', { reason: check.reason, moved: check.movedAside });
-  }
-  const store = new LmdbStore(dataDir);
-  markStoreCreated(dataDir);
-  return store;
-}
-
 export async function startService(config: Config = loadConfig()): Promise<RunningService> {
   setLogLevel(config.logLevel);
+  // In cluster mode every log line names its replica.
+  if (config.storeUrl !== null || config.redis !== null) setLogContext({ replica: config.replicaId });
   // The workers load the Foresight model lazily; loading it here first makes a deployment
   // without `models/` fail at start, not quietly at the first Tier 2 evaluation.
   loadModel();
   // Before the store is checked or opened: a second process on this directory must not touch it.
   const dirLock = DataDirLock.acquire(config.dataDir);
-  const store = openStore(config.dataDir, config.storeStartFresh);
+  let store;
+  try {
+    store = await openStore(config);
+  } catch (e) {
+    dirLock.release();
+    throw e;
+  }
   const tables = new SharedTables();
   const configuredTenants = config.apiKeys ? config.apiKeys.tenants() : ['default'];
   const tenants = new TenantRegistry(configuredTenants, settingsForTier(config.tier, config.shadowMode));
   const metrics = new Metrics();
+  // Cluster mode part 2: the node exists before the engine (whose rule hooks feed its index).
+  let cluster: ClusterNode | undefined;
+  if (config.redis !== null) {
+    cluster = new ClusterNode(config.redis, tables, tenants, clusterMetrics(metrics, () => cluster!));
+  }
 
-  const engine = new EngineService({ tables, tenants, store, metrics, intervalMs: config.evalIntervalMs });
+  const engine = new EngineService({ tables, tenants, store, metrics, intervalMs: config.evalIntervalMs, cluster });
   const rules = new RuleService(store, tables, tenants, engine, MAX_RULES_PER_TENANT);
   const audit = new AuditTrail(store);
   const decisions = new DecisionLog({ store, tables, tenants });
-  const app: AppContext = { config, version: packageVersion(), store, tables, tenants, rules, metrics, engine, audit, decisions };
+  const app: AppContext = { config, version: packageVersion(), store, tables, tenants, rules, metrics, engine, audit, decisions, leadership: cluster };
   const configs = new TenantConfigService(store, tenants);
   configs.load();
   const shadow = new ShadowService({ store, tables, tenants });
@@ -116,6 +118,7 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
   await webhooks.start();
   engine.setPublisher((tenantId, eventType, data, atMs) => webhooks.publish(tenantId, eventType, data, atMs));
   engine.start();
+  cluster?.start();
   decisions.start();
   shadow.start(); // after engine.start(): it reads the restored failover counters
   registerEngineGauges(metrics, tenants, config.tier);
@@ -125,6 +128,9 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
     g.set(config.evalIntervalMs / 1000),
   );
   metrics.gauge('service_store_connected', 'backing-store connectivity, 0 or 1', [], (g) => g.set(store.connected() ? 1 : 0));
+  metrics.gauge('service_replica_info', 'this replica: its SERVICE_REPLICA_ID, store (lmdb or postgres) and cluster; always 1', ['replica_id', 'store', 'cluster'], (g) =>
+    g.set({ replica_id: config.replicaId, store: config.storeUrl === null ? 'lmdb' : 'postgres', cluster: config.storeUrl === null && config.redis === null ? '' : config.cluster }, 1),
+  );
   registerStoreGauges(metrics, store);
 
   const endpoints: Endpoint[] = [];
@@ -181,6 +187,8 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
       await Promise.race([router.drain(), new Promise((r) => setTimeout(r, 10_000))]);
       overrides.stop();
       await decisions.stop();
+      // Hand the lease over first (another replica leads at once) and ship the last outcomes.
+      await cluster?.stop();
       await engine.stop();
       await shadow.stop();
       await webhooks.stop();

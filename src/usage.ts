@@ -20,6 +20,14 @@ const VARIABLES: [name: string, def: string, meaning: string][] = [
   ['SERVICE_REQUEST_TIMEOUT_MS', '10000', 'slow body -> 408, slow handler -> 503'],
   ['SERVICE_METRICS_TOKEN', 'unset', 'when set (16+ characters), /metrics needs Authorization: Bearer <token>'],
   ['SERVICE_STORE_START_FRESH', 'false', 'start with an empty store when the stored one is damaged (its files are renamed, never deleted)'],
+  ['SERVICE_STORE_URL', 'unset (LMDB)', 'postgres://user@host:5432/db: keep the configuration in PostgreSQL, shared by every replica (cluster mode)'],
+  ['SERVICE_REDIS_URL', 'unset', 'redis://host:6379: replicas share their outcomes and one leader evaluates for all (cluster mode, part 2)'],
+  ['SERVICE_CLUSTER', 'default', "the cluster's name: its PostgreSQL schema and Redis key prefix (a-z 0-9 _, up to 40)"],
+  ['SERVICE_REPLICA_ID', 'host:port', "this replica's name in logs, metrics, GET / and the leader lease"],
+  ['SERVICE_CLUSTER_LEASE_MS', '3000', 'leader lease time; a dead leader is replaced within about this long'],
+  ['SERVICE_CLUSTER_STALE_MS', '15000', 'without a fresh decision table this long, a replica evaluates its own outcomes'],
+  ['SERVICE_CLUSTER_SHIP_INTERVAL_MS', '200', 'outcome delta batch period'],
+  ['SERVICE_CLUSTER_HEAL_MS', '2000', 'followers poll for a missed decision table this often'],
   ['SERVICE_LOG_LEVEL', 'info', 'debug, info, warn or error (JSON lines on stdout)'],
 ];
 
@@ -28,7 +36,8 @@ export function usageText(): string {
   return [
     'Usage: npm start            (or: node dist/src/main.js)',
     '',
-    'The payment routing engine: HTTP API on PORT, embedded LMDB store in SERVICE_DATA_DIR.',
+    'The payment routing engine: HTTP API on PORT, embedded LMDB store in SERVICE_DATA_DIR',
+    '(or, with SERVICE_STORE_URL, a PostgreSQL store shared by several replicas).',
     'Configured by environment variables only (an invalid value stops the start, naming it):',
     '',
     ...VARIABLES.map(([n, d, m]) => `  ${n.padEnd(w)}${m} (default ${d})`),

@@ -95,11 +95,12 @@ export class DecisionLog {
   lost = 0;
 
   constructor(private readonly o: DecisionLogOptions) {
+    // The records of the requests this replica answered, many per second: on the replica's own disk (LMDB).
     for (let g = 0; g < GENERATIONS; g++) {
-      this.decisions.push(o.store.collection<StoredDecision>(`decisions_${g}`));
-      this.outcomes.push(o.store.collection<StoredOutcome>(`decision_outcomes_${g}`));
+      this.decisions.push(o.store.collection<StoredDecision>(`decisions_${g}`, { scope: 'local' }));
+      this.outcomes.push(o.store.collection<StoredOutcome>(`decision_outcomes_${g}`, { scope: 'local' }));
     }
-    this.periods = o.store.collection<number>('decision_periods');
+    this.periods = o.store.collection<number>('decision_periods', { scope: 'local' });
     for (let g = 0; g < GENERATIONS; g++) this.periodOf.push(this.periods.get('_', `g${g}`) ?? -1);
     this.routes = new RouteRing(o.ringCapacity ?? RING_CAPACITY);
     this.reports = new OutcomeRing(o.ringCapacity ?? RING_CAPACITY);

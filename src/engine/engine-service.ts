@@ -35,6 +35,7 @@ import { wantsEarlyEvaluation } from './early-evaluation.js';
 import { engineConfigFor } from './tenant-engine-config.js';
 import type { Transition, TransitionEvent } from './transitions.js';
 import type { FailoverEventData, ProcessorEventData } from '../webhooks/events.js';
+import type { ClusterNode, ClusterRole } from '../cluster/cluster-node.js';
 import { ruleI32Base, ruleSegment } from '../shm/slots.js';
 
 /** Failed audit appends kept for retry while the store refuses writes. */
@@ -57,6 +58,11 @@ export interface EngineServiceOptions {
   intervalMs: number;
   /** Tests may point at another compiled worker. */
   workerFile?: string | URL;
+  /**
+   * Cluster mode (SERVICE_REDIS_URL): outcomes are shared with the other replicas; only the
+   * leader (or a replica in fallback) evaluates, records transitions and emits webhooks.
+   */
+  cluster?: ClusterNode;
 }
 
 export class EngineService implements EngineFacade, RuleLifecycle {
@@ -81,10 +87,14 @@ export class EngineService implements EngineFacade, RuleLifecycle {
   /** Operator commands waiting for the evaluation that takes them, per tenant. */
   private readonly commandWaiters = new Map<string, { rule: LiveRule; done: () => void }[]>();
 
+  /** Transitions a replica computed while it no longer led (its task outlived the lease): dropped, the leader has them. */
+  droppedTransitions = 0;
+
   constructor(private readonly o: EngineServiceOptions) {
     this.events = o.store.log<FailoverEventRecord>('failover_events');
-    this.checkpoints = o.store.collection<number[]>('engine_state');
-    this.counters = o.store.collection<CounterCheckpoint>('tenant_counters');
+    // Each replica checkpoints its own engine state, read back at its next start: stored, not announced.
+    this.checkpoints = o.store.collection<number[]>('engine_state', { announce: false });
+    this.counters = o.store.collection<CounterCheckpoint>('tenant_counters', { announce: false });
     this.retention = new EventRetention(this.events);
     this.scheduler = new EngineScheduler({
       tables: o.tables,
@@ -92,10 +102,27 @@ export class EngineService implements EngineFacade, RuleLifecycle {
       workerFile: o.workerFile,
       getShards: () => this.shards(),
       onTransitions: (shardId, ts) => this.onTransitions(shardId, ts),
-      onEvaluated: (shardId) => this.checkpoint(shardId),
+      onEvaluated: (shardId, result) => this.onEvaluated(shardId, result.healthOnly === true),
       onCycle: (ms) => o.metrics.engineCycleSeconds.observe(ms / 1000),
       onError: (shardId, err) => log.error('evaluation failed', { tenant: shardId, err: String((err as Error)?.stack ?? err) }),
     });
+    o.cluster?.attach({
+      requestEvaluation: (tenantId) => this.scheduler.requestEvaluation(tenantId),
+      busy: (tenantId) => this.scheduler.busy(tenantId),
+      whenIdle: (tenantId) => this.scheduler.whenIdle(tenantId),
+      roleChanged: (role) => this.roleChanged(role),
+    });
+  }
+
+  /** Whether this replica decides (single process; cluster leader; cluster replica in fallback). */
+  private decides(): boolean {
+    return this.o.cluster === undefined || this.o.cluster.evaluates();
+  }
+
+  private roleChanged(role: ClusterRole): void {
+    // A new leader (or a replica falling back) evaluates every tenant at once instead of at
+    // the next tick: its windows are warm, its statuses are the last table's.
+    if (role !== 'follower' && this.started) for (const t of this.o.tenants.all()) if (t.rules.size > 0) this.scheduler.requestEvaluation(t.id);
   }
 
   /** Where transitions are announced (the webhook dispatcher). */
@@ -174,16 +201,21 @@ export class EngineService implements EngineFacade, RuleLifecycle {
   }
 
   private *shards(): Iterable<ShardSpec> {
+    const healthOnly = !this.decides();
     for (const t of this.o.tenants.all()) {
       if (t.rules.size === 0) continue;
-      yield { shardId: t.id, slots: t.slots(), config: this.configOf(t) };
+      yield { shardId: t.id, slots: t.slots(), config: this.configOf(t), ...(healthOnly && { healthOnly }) };
     }
   }
 
   // ── hot path hook ────────────────────────────────────────────────────────────────────
   outcomeRecorded(tenant: Tenant, outcome: RecordedOutcome, nowMs: number): void {
+    const cluster = this.o.cluster;
+    cluster?.outcomeRecorded(outcome.rule, outcome.processor, outcome.window, outcome.kind, outcome.latencyMs, nowMs, outcome.run);
     if (this.started && wantsEarlyEvaluation(this.o.tables, outcome, this.configOf(tenant).tier1, nowMs)) {
-      this.scheduler.requestEvaluation(tenant.id);
+      // In a cluster the leader must hear of it at once (the batch ships now, flagged).
+      cluster?.fastPath(tenant.id);
+      if (this.decides()) this.scheduler.requestEvaluation(tenant.id);
     }
   }
 
@@ -191,6 +223,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
   created(tenant: Tenant, ruleId: string, slot: number): void {
     const rule = tenant.rules.get(ruleId)!;
     this.bySlot.set(slot, rule);
+    this.o.cluster?.ruleAdded(tenant.id, rule);
     if (!this.started) {
       const saved = this.checkpoints.get(tenant.id, ruleId);
       if (saved) restoreRule(this.o.tables, slot, Float64Array.from(saved));
@@ -199,6 +232,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
 
   release(tenant: Tenant, slot: number): void {
     const rule = this.bySlot.get(slot);
+    if (rule) this.o.cluster?.ruleRemoved(tenant.id, rule);
     if (rule) this.track(this.checkpoints.remove(tenant.id, rule.record.rule_id));
     this.freeWhenIdle(tenant, slot, rule);
   }
@@ -217,7 +251,10 @@ export class EngineService implements EngineFacade, RuleLifecycle {
    * the rule must not come back at the next start), and the rule is evaluated soon.
    */
   replaced(tenant: Tenant, oldSlot: number, rule: LiveRule): void {
-    this.freeWhenIdle(tenant, oldSlot, this.bySlot.get(oldSlot));
+    const old = this.bySlot.get(oldSlot);
+    if (old) this.o.cluster?.ruleRemoved(tenant.id, old);
+    this.o.cluster?.ruleAdded(tenant.id, rule);
+    this.freeWhenIdle(tenant, oldSlot, old);
     this.track(this.checkpoints.put(tenant.id, rule.record.rule_id, Array.from(snapshotRule(this.o.tables, rule.slot))));
     if (this.started) this.scheduler.requestEvaluation(tenant.id);
   }
@@ -239,6 +276,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
    */
   command(tenant: Tenant, rule: LiveRule, cmd: ManualCommand, timeoutMs = 10_000): Promise<void> {
     if (!this.running()) return Promise.reject(new Error('engine not running'));
+    if (!this.decides()) return Promise.reject(new NotLeaderError(this.o.cluster!.status().leader_id));
     const seg = ruleSegment(this.o.tables.ruleSegs, rule.slot);
     const ib = ruleI32Base(rule.slot);
     if (cmd === ManualCommand.Recover) {
@@ -286,6 +324,12 @@ export class EngineService implements EngineFacade, RuleLifecycle {
   private onTransitions(tenantId: string, transitions: Transition[]): void {
     const tenant = this.o.tenants.find(tenantId);
     if (!tenant) return;
+    // Side effects (audit, counters, webhooks) belong to the replica that decides: a task
+    // that outlived this replica's lease is not the cluster's decision.
+    if (!this.decides()) {
+      this.droppedTransitions += transitions.length;
+      return;
+    }
     for (const t of transitions) {
       const rule = this.bySlot.get(t.slot);
       if (!rule || tenant.rules.get(rule.record.rule_id) !== rule) continue;
@@ -304,6 +348,14 @@ export class EngineService implements EngineFacade, RuleLifecycle {
     }
   }
 
+  private onEvaluated(tenantId: string, healthOnly: boolean): void {
+    if (!healthOnly) {
+      const tenant = this.o.tenants.find(tenantId);
+      if (tenant) this.o.cluster?.evaluated(tenant);
+    }
+    this.checkpoint(tenantId);
+  }
+
   /** Checkpoints the rules of a tenant that have seen traffic, and its counters. */
   private checkpoint(tenantId: string): void {
     this.settleCommands(tenantId);
@@ -311,7 +363,8 @@ export class EngineService implements EngineFacade, RuleLifecycle {
     if (!tenant) return;
     this.retryUnsavedEvents();
     const tables = this.o.tables;
-    for (const rule of tenant.rules.values()) {
+    // A cluster follower's engine state is the leader's (from its table): the leader checkpoints it.
+    if (this.decides()) for (const rule of tenant.rules.values()) {
       const seg = ruleSegment(tables.ruleSegs, rule.slot);
       const ib = ruleI32Base(rule.slot);
       if (seg.ruleI32[ib + RI_WINDOW_PRIMARY] < 0 && seg.ruleI32[ib + RI_WINDOW_SECONDARY] < 0) continue;
@@ -365,6 +418,14 @@ export class EngineService implements EngineFacade, RuleLifecycle {
         }
       },
     );
+  }
+}
+
+/** An operator command reached a cluster follower: only the leader evaluates. */
+export class NotLeaderError extends Error {
+  constructor(readonly leaderId: string | null) {
+    super(leaderId === null ? 'no cluster leader is elected right now; retry in a few seconds' : `this replica does not lead the cluster; send the command to replica ${leaderId}`);
+    this.name = 'NotLeaderError';
   }
 }
 

@@ -28,6 +28,8 @@ export interface EvaluateTask {
   /** Evaluation time, epoch ms, from the scheduler's clock. */
   nowMs: number;
   config: TenantEngineConfig;
+  /** Cluster follower: refresh published health only (the leader's table carries the rest). */
+  healthOnly?: boolean;
 }
 
 export interface EvaluateResult {
@@ -40,6 +42,8 @@ export interface EvaluateResult {
    * slow-start recovery: its probe ladder moves one batch at a time); absent: the cycle will do.
    */
   followUpAtMs?: number;
+  /** Echoes the task's healthOnly: nothing was decided. */
+  healthOnly?: boolean;
 }
 
 const ids = new WeakMap<SharedTables, number>();

@@ -22,6 +22,8 @@ export interface ShardSpec {
   shardId: string;
   slots: ArrayLike<number>;
   config: TenantEngineConfig;
+  /** Cluster follower: refresh health only. */
+  healthOnly?: boolean;
 }
 
 /** What the scheduler needs of a pool: piscina, or a fake in tests. */
@@ -251,6 +253,7 @@ export class EngineScheduler {
       slots: Int32Array.from(spec.slots),
       nowMs: this.now(),
       config: spec.config,
+      ...(spec.healthOnly === true && { healthOnly: true }),
     };
     const p = this.execute(st, spec.shardId, task);
     st.running = p;

@@ -8,7 +8,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
 import { errorBody, errors, ServiceError } from '../errors.js';
 import type { ApiKeyTable, KeyGrant } from './api-keys.js';
-import { DISCARD_CAP_BYTES, MAX_JSON_DEPTH, nestedDeeperThan, readBody } from './body.js';
+import { DISCARD_CAP_BYTES, MAX_JSON_DEPTH, nestedDeeperThan, readBody, type BodyResult } from './body.js';
 import { CorsPolicy } from './cors.js';
 import type { Ctx, Endpoint, Method, Reply } from './endpoint.js';
 import { enterUwsCallback, leaveUwsCallback, send, type ResponseState } from './reply.js';
@@ -32,6 +32,29 @@ export interface RouterOptions {
 }
 
 const DEV_GRANT: KeyGrant = Object.freeze({ tenantId: 'default', admin: true });
+/** One instance for every request refused while draining (nothing in it varies). */
+const SHUTTING_DOWN = errors.unavailable('service is shutting down');
+
+/**
+ * Whether answering `err` closes the connection: when the request's body was not read to its
+ * end (413, 408) the rest of the bytes cannot be told from a next request; while shutting
+ * down, the client is sent to reconnect (to another instance).
+ */
+function closesConnection(err: unknown): boolean {
+  return err === SHUTTING_DOWN || (err instanceof ServiceError && (err.code === 'PAYLOAD_TOO_LARGE' || err.code === 'REQUEST_TIMEOUT'));
+}
+
+/** One request as the router tracks it: its reply state (for reply.ts) and what it is observed under. */
+interface Exchange extends ResponseState {
+  readonly res: HttpResponse;
+  readonly method: string;
+  /** Path template, the metrics label ('/*' for an unknown path). */
+  readonly template: string;
+  /** When the request arrived (performance.now()). */
+  readonly t0: number;
+  /** Taken off the in-flight count (once: answered or aborted). */
+  counted: boolean;
+}
 const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 /** A request's context; the query string is parsed only if a handler asks for it. */
@@ -87,27 +110,27 @@ export class Router {
       });
     }
     app.any('/*', (res, req) => {
-      const state = this.begin(res, req);
-      this.fail(res, state, 'ANY', '/*', errors.notFound(`path ${req.getUrl()}`), performance.now());
+      const x = this.begin(res, req, 'ANY', '/*', performance.now());
+      this.fail(x, errors.notFound(`path ${req.getUrl()}`));
     });
   }
 
-  private begin(res: HttpResponse, req: HttpRequest): ResponseState {
-    // `counted` is set here, not added later: one object shape for every request.
-    const state: ResponseState & { counted: boolean } = { aborted: false, done: false, corsOrigin: null, counted: false };
+  private begin(res: HttpResponse, req: HttpRequest, method: string, template: string, t0: number): Exchange {
+    // Every field is set here, none added later: one object shape for every request.
+    const x: Exchange = { aborted: false, done: false, corsOrigin: null, counted: false, res, method, template, t0 };
     this.inFlight++;
     res.onAborted(() => {
-      state.aborted = true;
-      this.finish(state);
+      x.aborted = true;
+      this.finish(x);
     });
     const origin = req.getHeader('origin');
-    if (origin) state.corsOrigin = this.opts.cors.allow(origin);
-    return state;
+    if (origin) x.corsOrigin = this.opts.cors.allow(origin);
+    return x;
   }
 
-  private finish(state: ResponseState & { counted?: boolean }): void {
-    if (state.counted) return;
-    state.counted = true;
+  private finish(x: Exchange): void {
+    if (x.counted) return;
+    x.counted = true;
     this.inFlight--;
     if (this.inFlight === 0 && this.idleWaiters.length > 0) {
       const waiters = this.idleWaiters;
@@ -116,6 +139,11 @@ export class Router {
     }
   }
 
+  /**
+   * Every early exit is a ServiceError handed to fail(): the checks below either pass or
+   * name the error that answers the request (status, code, message and headers come from the
+   * error catalog; whether the connection closes, from closesConnection()).
+   */
   private handle(
     res: HttpResponse,
     req: HttpRequest,
@@ -125,26 +153,12 @@ export class Router {
     allowed: string[],
   ): void {
     const t0 = performance.now();
-    const state = this.begin(res, req);
-    const method = req.getMethod().toUpperCase();
-    if (this.draining) {
-      this.fail(res, state, method, template, errors.unavailable('service is shutting down'), t0, true);
-      return;
-    }
-    if (method === 'OPTIONS') {
-      const headers: Record<string, string> = { Allow: allowed.join(', ') };
-      if (state.corsOrigin !== null) {
-        Object.assign(headers, CorsPolicy.preflightHeaders, { 'Access-Control-Allow-Methods': allowed.join(', ') });
-      }
-      send(res, state, 204, '', 'text/plain', headers);
-      this.done(state, method, template, 204, t0);
-      return;
-    }
+    const x = this.begin(res, req, req.getMethod().toUpperCase(), template, t0);
+    const method = x.method;
+    if (this.draining) return this.fail(x, SHUTTING_DOWN);
+    if (method === 'OPTIONS') return this.preflight(x, allowed);
     const ep = byMethod.get(method);
-    if (!ep) {
-      this.fail(res, state, method, template, errors.methodNotAllowed(method, allowed), t0);
-      return;
-    }
+    if (!ep) return this.fail(x, errors.methodNotAllowed(method, allowed));
     const params: Record<string, string> = paramNames.length === 0 ? NO_PARAMS : {};
     for (let i = 0; i < paramNames.length; i++) {
       let v = req.getParameter(i);
@@ -156,47 +170,25 @@ export class Router {
       params[paramNames[i]] = v;
     }
     const query = req.getQuery();
-    let grant: KeyGrant = DEV_GRANT;
-    if (ep.auth && this.opts.apiKeys) {
-      const key = req.getHeader('x-api-key');
-      const g = key ? this.opts.apiKeys.lookup(key) : null;
-      if (!g) {
-        this.fail(res, state, method, template, errors.unauthorized(!key), t0);
-        return;
-      }
-      grant = g;
-    }
-    if (ep.auth && this.opts.rateLimiter.active) {
-      const rl = this.opts.rateLimiter.take(grant.tenantId);
-      if (!rl.ok) {
-        this.fail(res, state, method, template, errors.rateLimited(rl.retryAfterS, rl.rps, grant.tenantId), t0);
-        return;
-      }
-    }
+    const grant = this.authorize(req, ep);
+    if (grant instanceof ServiceError) return this.fail(x, grant);
     const ctx = new RequestCtx(method as Method, template, params, query, grant);
     if (ep.headers !== undefined) {
       const h: Record<string, string> = {};
       for (const name of ep.headers) h[name] = req.getHeader(name);
       ctx.headers = h;
     }
-    if (!BODY_METHODS.has(method)) {
-      this.run(res, state, ep, ctx, undefined, t0);
-      return;
-    }
+    if (!BODY_METHODS.has(method)) return this.run(x, ep, ctx, undefined);
     if (conflictingContentLength(req)) {
       // Closed at once, without an answer: see content-length.ts for why no 400 can be sent.
-      state.done = true;
+      x.done = true;
       res.close();
-      this.done(state, method, template, 400, t0);
-      return;
+      return this.done(x, 400);
     }
     // An oversized body is read and discarded up to DISCARD_CAP_BYTES, then answered 413 and
     // the connection closed (see body.ts); one declared larger than that is refused at once.
     const declared = Number(req.getHeader('content-length') || '0');
-    if (declared > DISCARD_CAP_BYTES) {
-      this.fail(res, state, method, template, errors.tooLarge(this.opts.maxBodyBytes), t0, true);
-      return;
-    }
+    if (declared > DISCARD_CAP_BYTES) return this.fail(x, errors.tooLarge(this.opts.maxBodyBytes));
     // Slow clients: a body still incomplete at the deadline is answered 408 (413 if it is
     // already over the limit) and the connection closed. The timer starts only once a body
     // spans several chunks (single-chunk bodies, the route path's case, need none); a client
@@ -204,115 +196,126 @@ export class Router {
     let deadline: ReturnType<typeof setTimeout> | undefined;
     const onPartial = () => {
       deadline = setTimeout(
-        () => this.fail(res, state, method, template, reader.oversized ? errors.tooLarge(this.opts.maxBodyBytes) : errors.requestTimeout(), t0, true),
+        () => this.fail(x, reader.oversized ? errors.tooLarge(this.opts.maxBodyBytes) : errors.requestTimeout()),
         this.opts.requestTimeoutMs,
       );
     };
     const reader = readBody(res, this.opts.maxBodyBytes, onPartial, (r) => {
       if (deadline) clearTimeout(deadline);
-      if (state.done || state.aborted) return;
-      if (!r.ok) {
-        this.fail(res, state, method, template, errors.tooLarge(this.opts.maxBodyBytes), t0, true);
-        return;
+      if (x.done || x.aborted) return;
+      let body: unknown;
+      try {
+        body = decodeBody(ep, r, this.opts.maxBodyBytes);
+      } catch (e) {
+        return this.fail(x, e);
       }
-      let parsed: unknown = undefined;
-      if (ep.body) {
-        if (r.body.length === 0) {
-          this.fail(res, state, method, template, errors.field('body', 'a JSON object is required'), t0);
-          return;
-        }
-        if (nestedDeeperThan(r.body, MAX_JSON_DEPTH)) {
-          this.fail(res, state, method, template, errors.field('body', `nested deeper than ${MAX_JSON_DEPTH} levels`), t0);
-          return;
-        }
-        let text: string;
-        try {
-          text = r.body.toString('utf8');
-          parsed = JSON.parse(text);
-        } catch (e) {
-          this.fail(res, state, method, template, errors.malformedJson((e as Error).message), t0);
-          return;
-        }
-        if (mayHoldLoneSurrogate(text)) {
-          const at = loneSurrogatePath(parsed);
-          if (at !== null) {
-            this.fail(res, state, method, template, errors.field(at, 'contains a lone UTF-16 surrogate (not valid Unicode)'), t0);
-            return;
-          }
-        }
-        try {
-          parsed = ep.body.parse(parsed);
-        } catch (e) {
-          this.fail(res, state, method, template, e, t0);
-          return;
-        }
-      }
-      this.run(res, state, ep, ctx, parsed, t0);
+      this.run(x, ep, ctx, body);
     });
   }
 
-  private run(res: HttpResponse, state: ResponseState, ep: Endpoint, ctx: Ctx, body: unknown, t0: number): void {
+  /** CORS preflight: 204 with Allow (and the CORS headers for an allowed origin). */
+  private preflight(x: Exchange, allowed: string[]): void {
+    const headers: Record<string, string> = { Allow: allowed.join(', ') };
+    if (x.corsOrigin !== null) {
+      Object.assign(headers, CorsPolicy.preflightHeaders, { 'Access-Control-Allow-Methods': allowed.join(', ') });
+    }
+    send(x.res, x, 204, '', 'text/plain', headers);
+    this.done(x, 204);
+  }
+
+  /** The caller's grant, or why it is refused: 401 (no or unknown API key), 429 (its tenant is over its rate). */
+  private authorize(req: HttpRequest, ep: Endpoint): KeyGrant | ServiceError {
+    if (!ep.auth) return DEV_GRANT;
+    let grant = DEV_GRANT;
+    if (this.opts.apiKeys) {
+      const key = req.getHeader('x-api-key');
+      const g = key ? this.opts.apiKeys.lookup(key) : null;
+      if (!g) return errors.unauthorized(!key);
+      grant = g;
+    }
+    if (this.opts.rateLimiter.active) {
+      const rl = this.opts.rateLimiter.take(grant.tenantId);
+      if (!rl.ok) return errors.rateLimited(rl.retryAfterS, rl.rps, grant.tenantId);
+    }
+    return grant;
+  }
+
+  private run(x: Exchange, ep: Endpoint, ctx: Ctx, body: unknown): void {
     let out: Reply | Promise<Reply>;
     try {
       out = ep.handler(ctx, body);
     } catch (e) {
-      this.fail(res, state, ctx.method, ctx.template, e, t0);
-      return;
+      return this.fail(x, e);
     }
     if (out instanceof Promise) {
       // A handler that does not answer in time gets a 503; its late result is dropped.
-      const timer = setTimeout(
-        () => this.fail(res, state, ctx.method, ctx.template, errors.unavailable('the request took too long; retry'), t0),
-        this.opts.requestTimeoutMs,
-      );
+      const timer = setTimeout(() => this.fail(x, errors.unavailable('the request took too long; retry')), this.opts.requestTimeoutMs);
       out.then(
         (r) => {
           clearTimeout(timer);
-          this.reply(res, state, ctx, r, t0);
+          this.reply(x, r);
         },
         (e) => {
           clearTimeout(timer);
-          this.fail(res, state, ctx.method, ctx.template, e, t0);
+          this.fail(x, e);
         },
       );
     } else {
-      this.reply(res, state, ctx, out, t0);
+      this.reply(x, out);
     }
   }
 
-  private reply(res: HttpResponse, state: ResponseState, ctx: Ctx, r: Reply, t0: number): void {
-    if (state.done || state.aborted) return;
+  private reply(x: Exchange, r: Reply): void {
+    if (x.done || x.aborted) return;
     if (r.stream !== undefined) {
       // Large bodies: written as the client reads them; the request ends with the stream.
-      sendStream(res, state, r.status, r.contentType ?? 'application/json', r.headers, r.stream, () => this.done(state, ctx.method, ctx.template, r.status, t0));
+      sendStream(x.res, x, r.status, r.contentType ?? 'application/json', r.headers, r.stream, () => this.done(x, r.status));
       return;
     }
     let body: string | Buffer;
     if (r.body === undefined) body = '';
     else if (typeof r.body === 'string' || Buffer.isBuffer(r.body)) body = r.body;
     else body = JSON.stringify(r.body);
-    send(res, state, r.status, body, r.contentType ?? 'application/json', r.headers);
-    this.done(state, ctx.method, ctx.template, r.status, t0);
+    send(x.res, x, r.status, body, r.contentType ?? 'application/json', r.headers);
+    this.done(x, r.status);
   }
 
-  private fail(
-    res: HttpResponse,
-    state: ResponseState,
-    method: string,
-    template: string,
-    err: unknown,
-    t0: number,
-    closeConnection = false,
-  ): void {
-    if (state.done || state.aborted) return;
-    if (!(err instanceof ServiceError)) this.opts.onInternalError(err, method, template);
+  /** Answers the request with the catalogued error `err` (an unexpected one: a logged, generic 500). */
+  private fail(x: Exchange, err: unknown): void {
+    if (x.done || x.aborted) return;
+    if (!(err instanceof ServiceError)) this.opts.onInternalError(err, x.method, x.template);
     const { status, body, headers } = errorBody(err);
-    send(res, state, status, body, 'application/json', headers, closeConnection);
-    this.done(state, method, template, status, t0);
+    send(x.res, x, status, body, 'application/json', headers, closesConnection(err));
+    this.done(x, status);
   }
 
-  private done(state: ResponseState, method: string, template: string, status: number, t0: number): void {
-    this.finish(state);
-    this.opts.observe(method, template, status, (performance.now() - t0) / 1000);
+  private done(x: Exchange, status: number): void {
+    this.finish(x);
+    this.opts.observe(x.method, x.template, status, (performance.now() - x.t0) / 1000);
   }
+}
+
+/**
+ * The request body for `ep`: read within the limit, JSON of bounded depth without lone
+ * surrogates, validated by the endpoint's schema. Throws the error that answers it (413, 422
+ * naming the field, 400 for malformed JSON); undefined for an endpoint that takes no body.
+ */
+function decodeBody(ep: Endpoint, r: BodyResult, maxBodyBytes: number): unknown {
+  if (!r.ok) throw errors.tooLarge(maxBodyBytes);
+  if (!ep.body) return undefined;
+  if (r.body.length === 0) throw errors.field('body', 'a JSON object is required');
+  if (nestedDeeperThan(r.body, MAX_JSON_DEPTH)) throw errors.field('body', `nested deeper than ${MAX_JSON_DEPTH} levels`);
+  let text: string;
+  let parsed: unknown;
+  try {
+    text = r.body.toString('utf8');
+    parsed = JSON.parse(text);
+  } catch (e) {
+    throw errors.malformedJson((e as Error).message);
+  }
+  if (mayHoldLoneSurrogate(text)) {
+    const at = loneSurrogatePath(parsed);
+    if (at !== null) throw errors.field(at, 'contains a lone UTF-16 surrogate (not valid Unicode)');
+  }
+  return ep.body.parse(parsed);
 }

@@ -37,6 +37,7 @@ export class OverrideService {
     private readonly now: () => number = Date.now,
   ) {
     this.records = store.collection<OverrideRecord>('overrides');
+    store.onRemoteChange<OverrideRecord>('overrides', (tenantId, key, rec) => this.remoteChanged(tenantId, key, rec));
   }
 
   /** Start-up, after the rules are live: restores the overrides still in force. */
@@ -129,6 +130,37 @@ export class OverrideService {
     await this.records.remove(tenant.id, ruleKey(ruleId));
   }
 
+  /**
+   * A rule changed or went on another replica: the same as ruleChanged, in memory only (that
+   * replica removes the stored override; its removal arrives as a change of its own).
+   */
+  ruleChangedElsewhere(tenant: Tenant, ruleId: string): void {
+    const ov = tenant.ruleOverrides.get(ruleId);
+    if (ov === undefined) return;
+    const rule = tenant.rules.get(ruleId);
+    if (rule && (ov.processor_id === rule.record.primary_id || ov.processor_id === rule.record.secondary_id)) return;
+    tenant.ruleOverrides.delete(ruleId);
+    if (rule) this.applyTo(tenant, rule);
+  }
+
+  /** An override set, cleared or expired on another replica (key `rule:<id>` or `processor:<id>`). */
+  private remoteChanged(tenantId: string, key: string, rec: OverrideRecord | undefined): void {
+    const t = this.tenants.get(tenantId);
+    if (key.startsWith('rule:')) {
+      const ruleId = key.slice('rule:'.length);
+      if (rec) t.ruleOverrides.set(ruleId, rec);
+      else t.ruleOverrides.delete(ruleId);
+      const rule = t.rules.get(ruleId);
+      if (rule) this.applyTo(t, rule);
+    } else if (key.startsWith('processor:')) {
+      const processorId = key.slice('processor:'.length);
+      if (rec) t.processorDrains.set(processorId, rec);
+      else t.processorDrains.delete(processorId);
+      for (const r of this.rulesWith(t, processorId)) this.applyTo(t, r);
+    }
+    this.schedule();
+  }
+
   /** Removes every override whose time has come; exposed so tests can drive the clock. */
   expireDue(nowMs: number = this.now()): number {
     let n = 0;
@@ -154,10 +186,18 @@ export class OverrideService {
     return n;
   }
 
+  /**
+   * Every replica expires overrides on its own clock; the one whose removal took the stored
+   * record tells onExpired (the change audit), so an expiry is recorded once per cluster.
+   */
   private expired(t: Tenant, key: string, rec: OverrideRecord): void {
     log.info('override expired', { tenant: t.id, scope: rec.scope, rule_id: rec.rule_id, processor_id: rec.processor_id, mode: rec.mode });
-    void this.records.remove(t.id, key).catch((e) => log.error('expired override not removed', { err: String(e) }));
-    this.onExpired(t, rec);
+    this.records.remove(t.id, key).then(
+      (removed) => {
+        if (removed) this.onExpired(t, rec);
+      },
+      (e) => log.error('expired override not removed', { err: String(e) }),
+    );
   }
 
   private newRecord(scope: 'rule' | 'processor', mode: OverrideMode, processorId: string, input: OverrideInput, ruleId?: string): OverrideRecord {

@@ -29,6 +29,7 @@ export interface RecordedOutcome {
   processor: 0 | 1;
   /** The processor's outcome window. */
   window: number;
+  latencyMs: number;
 }
 
 export function recordReportedOutcome(tables: SharedTables, tenant: Tenant, report: OutcomeReport, nowMs: number): RecordedOutcome {
@@ -72,5 +73,5 @@ export function recordReportedOutcome(tables: SharedTables, tenant: Tenant, repo
       Atomics.store(seg.ruleI32, runField, 0);
     }
   }
-  return { rule, kind, run, processor: k, window: w };
+  return { rule, kind, run, processor: k, window: w, latencyMs: report.latency_ms };
 }

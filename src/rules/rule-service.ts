@@ -1,7 +1,12 @@
 /**
  * Rules: the store is the record, the tenant's trie and the shared tables are the live
  * view. A write is acknowledged only after the store committed it; the id is reserved
- * synchronously first, so two concurrent creates of one id cannot both succeed.
+ * synchronously first, so two concurrent creates of one id cannot both succeed. The store
+ * decides too (insert, and the attributes as the collection's unique key), which is what
+ * counts when several replicas share it: of two creates of one rule id (or of the same
+ * attributes) on two replicas, one gets 201 and the other 409.
+ * Changes made by other replicas arrive through the store (`syncRule`): the live view is
+ * brought to what the store holds, a changed rule swapped in one synchronous step.
  */
 import { errors } from '../errors.js';
 import { log } from '../log.js';
@@ -10,7 +15,7 @@ import type { RuleInput, RulePatch } from '../schemas/rules.js';
 import { carryEngineState } from './carry-state.js';
 import type { OverrideService } from '../overrides/override-service.js';
 import type { SharedTables } from '../shm/tables.js';
-import type { Collection, Store } from '../store/store.js';
+import { StoreConflict, type Collection, type Store } from '../store/store.js';
 import type { LiveRule, RuleRecord, Tenant } from '../tenants/tenant.js';
 import type { TenantRegistry } from '../tenants/registry.js';
 
@@ -85,6 +90,8 @@ function isRuleRecord(v: unknown): v is RuleRecord {
 export class RuleService {
   readonly records: Collection<RuleRecord>;
   private readonly ruleLocks = new Map<string, Promise<void>>();
+  /** Rules changed by another replica whose attributes a live rule still holds: synced again after the next change. */
+  private readonly waiting = new Map<string, Set<string>>();
   /** Operator overrides, applied to each rule as it goes live (set once at start). */
   overrides: OverrideService | null = null;
 
@@ -95,7 +102,10 @@ export class RuleService {
     private readonly lifecycle: RuleLifecycle,
     private readonly maxRulesPerTenant: number,
   ) {
-    this.records = store.collection<RuleRecord>('rules');
+    // The attributes are unique per tenant: two rules with equal attributes would make routing ambiguous.
+    // (A stored record that is not a valid rule has no key: load() skips it anyway.)
+    this.records = store.collection<RuleRecord>('rules', { uniqueBy: (r) => (isRuleRecord(r) ? attributeKey(r.attributes) : null) });
+    store.onRemoteChange<RuleRecord>('rules', (tenantId, ruleId) => this.remoteChanged(tenantId, ruleId));
   }
 
   /** Start-up: every stored rule goes live. */
@@ -169,12 +179,15 @@ export class RuleService {
     tenant.pending.add(record.rule_id);
     tenant.pendingAttributes.set(attrKey, record.rule_id);
     try {
-      await this.records.put(tenant.id, record.rule_id, record);
+      await this.records.insert(tenant.id, record.rule_id, record);
+    } catch (e) {
+      throw conflictError(e, record.rule_id);
     } finally {
       tenant.pending.delete(record.rule_id);
       tenant.pendingAttributes.delete(attrKey);
     }
-    this.goLive(tenant, record);
+    // A reload after an outage may have brought it live already.
+    if (!tenant.rules.has(record.rule_id)) this.goLive(tenant, record);
     return record;
   }
 
@@ -194,15 +207,19 @@ export class RuleService {
     }
     try {
       await this.store.atomic((batch) => {
-        for (const r of records) batch.put(this.records, tenant.id, r.rule_id, r);
+        for (const r of records) batch.insert(this.records, tenant.id, r.rule_id, r);
       });
+    } catch (e) {
+      // Another replica created one of them meanwhile.
+      if (e instanceof StoreConflict) throw errors.rulesExist([e.on === 'id' ? e.id : (e.holder ?? e.id)]);
+      throw e;
     } finally {
       for (const r of records) {
         tenant.pending.delete(r.rule_id);
         tenant.pendingAttributes.delete(r.attributes.join('\u0000'));
       }
     }
-    for (const r of records) this.goLive(tenant, r);
+    for (const r of records) if (!tenant.rules.has(r.rule_id)) this.goLive(tenant, r);
   }
 
   /**
@@ -259,21 +276,19 @@ export class RuleService {
         tenant.pendingAttributes.set(attrKey, ruleId);
       }
       try {
-        await this.records.put(tenant.id, ruleId, after);
+        try {
+          await this.records.put(tenant.id, ruleId, after);
+        } catch (e) {
+          throw conflictError(e, ruleId);
+        }
         // Checked synchronously right before the swap: a task dispatched meanwhile is waited for too.
         while (this.lifecycle.shardBusy?.(tenant)) await this.lifecycle.whenShardIdle!(tenant);
       } finally {
         if (attrsChanged) tenant.pendingAttributes.delete(attrKey);
       }
-      // From here to the end nothing awaits: no task starts, no request is served in between.
-      const slot = this.tables.allocRule(after.primary_weight, after.primary_id === after.secondary_id);
-      const next: LiveRule = { record: after, slot, runStartedAt: [0, 0], override: null };
-      carryEngineState(this.tables, live, next);
-      this.overrides?.applyTo(tenant, next);
-      tenant.removeRule(ruleId);
-      tenant.addRule(next);
-      this.lifecycle.created?.(tenant, ruleId, slot);
-      this.lifecycle.replaced?.(tenant, live.slot, next);
+      // From here to the swap nothing awaits: no task starts, no request is served in between.
+      const current = tenant.rules.get(ruleId);
+      if (current) this.swap(tenant, current, after);
       await this.overrides?.ruleChanged(tenant, ruleId);
       return { before, after };
     });
@@ -294,11 +309,104 @@ export class RuleService {
       tenant.deleting.delete(ruleId);
     }
     // The store write is done; only now does routing stop seeing the rule.
-    tenant.removeRule(ruleId);
-    this.lifecycle.release(tenant, live.slot);
+    const current = tenant.rules.get(ruleId);
+    if (current) {
+      tenant.removeRule(ruleId);
+      this.lifecycle.release(tenant, current.slot);
+    }
     await this.overrides?.ruleChanged(tenant, ruleId);
     return live.record;
   }
+
+  /**
+   * Replaces a live rule by a new version of it within one synchronous step (routing never
+   * sees the rule missing), in a fresh slot that carries over the engine state of the
+   * processors that stay. Call only while no evaluation task reads the tenant's slots.
+   */
+  private swap(tenant: Tenant, live: LiveRule, after: RuleRecord): void {
+    const slot = this.tables.allocRule(after.primary_weight, after.primary_id === after.secondary_id);
+    const next: LiveRule = { record: after, slot, runStartedAt: [0, 0], override: null };
+    carryEngineState(this.tables, live, next);
+    this.overrides?.applyTo(tenant, next);
+    tenant.removeRule(after.rule_id);
+    tenant.addRule(next);
+    this.lifecycle.created?.(tenant, after.rule_id, slot);
+    this.lifecycle.replaced?.(tenant, live.slot, next);
+  }
+
+  // ── changes made by other replicas ──────────────────────────────────────────────────
+  private remoteChanged(tenantId: string, ruleId: string): void {
+    const tenant = this.tenants.get(tenantId);
+    void this.exclusive(tenant, ruleId, () => this.syncRule(tenant, ruleId)).catch((e) =>
+      log.error('rule change from another replica not applied', { tenant: tenantId, rule_id: ruleId, err: String((e as Error)?.stack ?? e) }),
+    );
+  }
+
+  /**
+   * Brings one rule's live view to what the store holds now (not to what one change said:
+   * changes applied late or twice still end at the store's state). Runs under the rule's
+   * lock, so it never interleaves with a local PATCH or DELETE of the rule.
+   */
+  private async syncRule(tenant: Tenant, ruleId: string): Promise<void> {
+    this.waiting.get(tenant.id)?.delete(ruleId);
+    const stored = this.records.get(tenant.id, ruleId);
+    const live = tenant.rules.get(ruleId);
+    if (stored === undefined || !isRuleRecord(stored)) {
+      if (live) {
+        tenant.removeRule(ruleId);
+        this.lifecycle.release(tenant, live.slot);
+        this.overrides?.ruleChangedElsewhere(tenant, ruleId);
+      }
+      this.retryWaiting(tenant);
+      return;
+    }
+    if (live?.record === stored) return;
+    const holder = tenant.trie.get(stored.attributes);
+    if (holder !== undefined && holder.record.rule_id !== ruleId) {
+      // The holder's own change (moving away, or its removal) has not arrived yet.
+      let w = this.waiting.get(tenant.id);
+      if (!w) this.waiting.set(tenant.id, (w = new Set()));
+      w.add(ruleId);
+      return;
+    }
+    if (!live) {
+      this.checkCapacitySoft(tenant);
+      this.goLive(tenant, stored);
+    } else {
+      while (this.lifecycle.shardBusy?.(tenant)) await this.lifecycle.whenShardIdle!(tenant);
+      const current = tenant.rules.get(ruleId);
+      const latest = this.records.get(tenant.id, ruleId);
+      if (!current || !latest || current.record === latest || !isRuleRecord(latest)) return;
+      const h = tenant.trie.get(latest.attributes);
+      if (h !== undefined && h.record.rule_id !== ruleId) return this.syncRule(tenant, ruleId);
+      this.swap(tenant, current, latest);
+      this.overrides?.ruleChangedElsewhere(tenant, ruleId);
+    }
+    this.retryWaiting(tenant);
+  }
+
+  private retryWaiting(tenant: Tenant): void {
+    const w = this.waiting.get(tenant.id);
+    if (!w || w.size === 0) return;
+    for (const id of [...w]) this.remoteChanged(tenant.id, id);
+  }
+
+  /** Rules from other replicas are taken even past the limit (the store has them): logged. */
+  private checkCapacitySoft(tenant: Tenant): void {
+    if (tenant.rules.size >= this.maxRulesPerTenant) log.warn('tenant above its rule limit after a change from another replica', { tenant: tenant.id });
+  }
+}
+
+/** The attributes as one unique key (padded attributes joined by NUL). */
+export function attributeKey(attributes: string[]): string {
+  return attributes.join('\u0000');
+}
+
+/** A write the store refused as a conflict becomes 409; anything else passes through. */
+function conflictError(e: unknown, ruleId: string): unknown {
+  if (!(e instanceof StoreConflict)) return e;
+  if (e.on === 'id') return errors.ruleExists(ruleId);
+  return errors.sameAttributes(ruleId, e.holder);
 }
 
 /** The stored record after a PATCH: a changed processor id without a name takes the id as its name. */

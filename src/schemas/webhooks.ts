@@ -75,6 +75,11 @@ export const WebhookList = Type.Object(
 
 export const WebhookDeleted = Type.Object({ deleted: Type.String({ description: 'the webhook id' }) }, { $id: 'WebhookDeleted' });
 
+/** Where a delivery stands: pending until delivered, or failed once every attempt of its series failed (or it was dropped). */
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export const DeliveryStatus = Type.Union(DELIVERY_STATUSES.map((s) => Type.Literal(s)));
+export type DeliveryStatus = Static<typeof DeliveryStatus>;
+
 export const DeliveryAttempt = Type.Object(
   {
     series: Type.Integer({ description: '1 for the original series, +1 per redelivery' }),
@@ -86,6 +91,7 @@ export const DeliveryAttempt = Type.Object(
   },
   { $id: 'DeliveryAttempt' },
 );
+export type DeliveryAttempt = Static<typeof DeliveryAttempt>;
 
 export const Delivery = Type.Object(
   {
@@ -93,7 +99,7 @@ export const Delivery = Type.Object(
     webhook_id: Type.String(),
     event_id: Type.String(),
     event_type: Type.String(),
-    status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]),
+    status: DeliveryStatus,
     series: Type.Integer({ description: 'current attempt series (1 + number of redeliveries)' }),
     created_at: Type.String(),
     updated_at: Type.String(),

@@ -35,6 +35,13 @@ export const RI_RUN_PRIMARY = 5; // consecutive technical failures of the primar
 export const RI_RUN_SECONDARY = 6;
 export const RI_GENERATION = 7; // bumped each time the slot is reused, so stale task results are ignored
 export const RI_COMMAND = 8; // ManualCommand an operator asked for (front writes, the worker takes it with Atomics.exchange)
+/**
+ * Cluster mode: the other replicas' current runs of consecutive technical failures of the
+ * processor, summed (front thread writes as their outcome deltas arrive, Atomics). The worker
+ * judges the run length on local + remote, so a burst spread over replicas trips as in one process.
+ */
+export const RI_REMOTE_RUN_PRIMARY = 9;
+export const RI_REMOTE_RUN_SECONDARY = 10;
 export const RULE_I32_STRIDE = 12;
 
 // ── per rule, Float64 fields ─────────────────────────────────────────────────────────────

@@ -17,6 +17,8 @@ import {
   RI_GENERATION,
   RI_RUN_PRIMARY,
   RI_RUN_SECONDARY,
+  RI_REMOTE_RUN_PRIMARY,
+  RI_REMOTE_RUN_SECONDARY,
   RI_WINDOW_PRIMARY,
   RI_WINDOW_SECONDARY,
   RF_ROUTED,
@@ -89,6 +91,8 @@ export class SharedTables {
     ruleI32[ib + RI_WINDOW_SECONDARY] = -1;
     Atomics.store(ruleI32, ib + RI_RUN_PRIMARY, 0);
     Atomics.store(ruleI32, ib + RI_RUN_SECONDARY, 0);
+    Atomics.store(ruleI32, ib + RI_REMOTE_RUN_PRIMARY, 0);
+    Atomics.store(ruleI32, ib + RI_REMOTE_RUN_SECONDARY, 0);
     Atomics.store(ruleI32, ib + RI_COMMAND, 0);
     ruleF64[fb + RF_CONFIG_PRIMARY_WEIGHT] = primaryWeight;
     ruleF64[fb + RF_PRIMARY_SHARE] = sameProcessor ? 1 : primaryWeight;

@@ -6,8 +6,9 @@
  */
 import { mkdirSync, statfsSync } from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type { Collection, Log, Store, WriteBatch } from './store.js';
+import { StoreConflict, type Collection, type CollectionOptions, type Log, type Store, type WriteBatch } from './store.js';
 import { Quarantine } from './lmdb-quarantine.js';
+import { decodeLogKey as decodeKey, encodeLogKey as encodeKey } from './log-cursor.js';
 import { reserveBytes, StoreHealth, type StoreStatus } from './store-health.js';
 
 const MAX_KEY = '\uffff';
@@ -18,12 +19,68 @@ type AnyDb = Database<unknown, (string | number)[]>;
 type Guard = <T>(write: () => Promise<T>) => Promise<T>;
 
 class LmdbCollection<V> implements Collection<V> {
+  /**
+   * The `uniqueBy` index, tenant + NUL + unique key → id, built at first use. This process is
+   * the store's only writer (the data directory lock), so the index is updated when a write is
+   * issued, before it commits: a second write issued meanwhile sees the first. A failed commit
+   * drops the index (rebuilt from the store at next use).
+   */
+  private uniqueIndex: Map<string, string> | null = null;
+  /** Ids whose insert is issued but not yet committed. */
+  private readonly inserting = new Set<string>();
+
   constructor(
     readonly db: AnyDb,
     private readonly guard: Guard,
-    private readonly name: string,
+    readonly name: string,
     private readonly quarantine: Quarantine,
+    private readonly uniqueBy?: (value: V) => string | null,
   ) {}
+
+  private index(): Map<string, string> {
+    if (this.uniqueIndex === null) {
+      const idx = new Map<string, string>();
+      for (const { tenantId, id, value } of this.listAll()) {
+        const u = this.uniqueBy!(value);
+        if (u !== null && !idx.has(`${tenantId}\u0000${u}`)) idx.set(`${tenantId}\u0000${u}`, id);
+      }
+      this.uniqueIndex = idx;
+    }
+    return this.uniqueIndex;
+  }
+
+  /**
+   * Checks the unique key of a write about to be issued and records it: throws StoreConflict
+   * when another entry holds it. Returns the undo for a write that fails.
+   */
+  claimUnique(tenantId: string, id: string, value: V | undefined): void {
+    if (!this.uniqueBy) return;
+    const idx = this.index();
+    const old = this.db.get([tenantId, id]) as V | undefined;
+    const oldKey = old === undefined ? null : this.uniqueBy(old);
+    const newKey = value === undefined ? null : this.uniqueBy(value);
+    if (newKey !== null) {
+      const holder = idx.get(`${tenantId}\u0000${newKey}`);
+      if (holder !== undefined && holder !== id) throw new StoreConflict('unique', this.name, tenantId, id, holder);
+    }
+    if (oldKey !== null && idx.get(`${tenantId}\u0000${oldKey}`) === id) idx.delete(`${tenantId}\u0000${oldKey}`);
+    if (newKey !== null) idx.set(`${tenantId}\u0000${newKey}`, id);
+  }
+
+  /** A write whose unique key was claimed did not commit: the index is rebuilt at next use. */
+  dropIndex(): void {
+    this.uniqueIndex = null;
+  }
+
+  private async write<T>(tenantId: string, id: string, value: V | undefined, fn: () => Promise<T>): Promise<T> {
+    this.claimUnique(tenantId, id, value);
+    try {
+      return await this.guard(fn);
+    } catch (e) {
+      this.dropIndex();
+      throw e;
+    }
+  }
   get(tenantId: string, id: string): V | undefined {
     return this.db.get([tenantId, id]) as V | undefined;
   }
@@ -48,12 +105,33 @@ class LmdbCollection<V> implements Collection<V> {
     }
   }
   async put(tenantId: string, id: string, value: V): Promise<void> {
-    await this.guard(() => this.db.put([tenantId, id], value));
+    await this.write(tenantId, id, value, () => this.db.put([tenantId, id], value));
+  }
+  async insert(tenantId: string, id: string, value: V): Promise<void> {
+    this.claimInsert(tenantId, id);
+    try {
+      await this.write(tenantId, id, value, () => this.db.put([tenantId, id], value));
+    } finally {
+      this.releaseInsert(tenantId, id);
+    }
+  }
+  /** Reserves an id for an insert until it committed or failed; throws StoreConflict when it is taken. */
+  claimInsert(tenantId: string, id: string): void {
+    const k = `${tenantId}\u0000${id}`;
+    if (this.inserting.has(k) || this.db.doesExist([tenantId, id])) throw new StoreConflict('id', this.name, tenantId, id);
+    this.inserting.add(k);
+  }
+  releaseInsert(tenantId: string, id: string): void {
+    this.inserting.delete(`${tenantId}\u0000${id}`);
   }
   async remove(tenantId: string, id: string): Promise<boolean> {
-    return this.guard(() => this.db.remove([tenantId, id]));
+    // lmdb-js resolves true whether or not the key was there; the contract says whether it was.
+    const existed = this.db.doesExist([tenantId, id]);
+    await this.write(tenantId, id, undefined, () => this.db.remove([tenantId, id]));
+    return existed;
   }
   async clear(): Promise<void> {
+    this.dropIndex();
     await this.guard(() => this.db.clearAsync());
   }
 }
@@ -113,18 +191,6 @@ class LmdbLog<V> implements Log<V> {
   }
 }
 
-/** Cursor keys for pagination: "<atMs>-<seq>", opaque to clients. */
-function encodeKey(atMs: number, seq: number): string {
-  return `${atMs}-${seq}`;
-}
-function decodeKey(k: string): [number, number] | null {
-  const m = /^(\d{1,16})-(\d{1,7})$/.exec(k);
-  return m ? [Number(m[1]), Number(m[2])] : null;
-}
-export function isLogCursor(k: string): boolean {
-  return decodeKey(k) !== null;
-}
-
 function volumeBytesAt(path: string): number | undefined {
   try {
     const s = statfsSync(path);
@@ -160,6 +226,7 @@ async function causeOf(e: unknown): Promise<unknown> {
 export class LmdbStore implements Store {
   private readonly root: RootDatabase;
   private readonly dbs = new Map<string, AnyDb>();
+  private readonly collections = new Map<string, LmdbCollection<unknown>>();
   private closed = false;
   private readonly path: string;
   private readonly quarantine: Quarantine;
@@ -194,6 +261,7 @@ export class LmdbStore implements Store {
     try {
       result = await write();
     } catch (e) {
+      if (e instanceof StoreConflict) throw e; // a refused write, not a store failure
       throw this.health.failed(await causeOf(e));
     }
     this.health.committed();
@@ -213,25 +281,63 @@ export class LmdbStore implements Store {
     return db;
   }
 
-  collection<V>(name: string): Collection<V> {
-    return new LmdbCollection<V>(this.db(name), this.guard, name, this.quarantine);
+  collection<V>(name: string, options: CollectionOptions<V> = {}): Collection<V> {
+    let c = this.collections.get(name);
+    if (!c) {
+      c = new LmdbCollection<V>(this.db(name), this.guard, name, this.quarantine, options.uniqueBy) as LmdbCollection<unknown>;
+      this.collections.set(name, c);
+    }
+    return c as LmdbCollection<V>;
   }
+
+  /** One process, one store: there are no other replicas to hear from. */
+  onRemoteChange(): void {}
 
   log<V>(name: string): Log<V> {
     return new LmdbLog<V>(this.db(name), this.guard);
   }
 
   async atomic(fn: (batch: WriteBatch) => void): Promise<void> {
-    await this.guard(() =>
-      this.root.transaction(() => {
-        fn({
-          put: (c, tenantId, id, value) => (c as LmdbCollection<unknown>).db.putSync([tenantId, id], value),
-          remove: (c, tenantId, id) => {
-            (c as LmdbCollection<unknown>).db.removeSync([tenantId, id]);
-          },
-        });
-      }),
-    );
+    type Op = { c: LmdbCollection<unknown>; tenantId: string; id: string; value?: unknown; remove?: true };
+    const ops: Op[] = [];
+    const inserts: Op[] = [];
+    fn({
+      put: (c, tenantId, id, value) => void ops.push({ c: c as LmdbCollection<unknown>, tenantId, id, value }),
+      insert: (c, tenantId, id, value) => {
+        const op = { c: c as LmdbCollection<unknown>, tenantId, id, value };
+        ops.push(op);
+        inserts.push(op);
+      },
+      remove: (c, tenantId, id) => void ops.push({ c: c as LmdbCollection<unknown>, tenantId, id, remove: true }),
+    });
+    // Checked before the transaction, synchronously: this process is the only writer, and
+    // a write issued earlier has claimed its id and unique key already (see LmdbCollection).
+    // A conflict leaves nothing written (lmdb-js commits what a throwing callback did).
+    const claimed: Op[] = [];
+    try {
+      for (const op of inserts) op.c.claimInsert(op.tenantId, op.id);
+      for (const op of ops) op.c.claimUnique(op.tenantId, op.id, op.remove ? undefined : op.value);
+      claimed.push(...inserts);
+    } catch (e) {
+      for (const op of ops) op.c.dropIndex();
+      for (const op of inserts) op.c.releaseInsert(op.tenantId, op.id);
+      throw e;
+    }
+    try {
+      await this.guard(() =>
+        this.root.transaction(() => {
+          for (const op of ops) {
+            if (op.remove) op.c.db.removeSync([op.tenantId, op.id]);
+            else op.c.db.putSync([op.tenantId, op.id], op.value);
+          }
+        }),
+      );
+    } catch (e) {
+      for (const op of ops) op.c.dropIndex();
+      throw e;
+    } finally {
+      for (const op of claimed) op.c.releaseInsert(op.tenantId, op.id);
+    }
   }
 
   connected(): boolean {

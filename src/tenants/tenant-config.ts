@@ -59,6 +59,10 @@ export class TenantConfigService {
     private readonly tenants: TenantRegistry,
   ) {
     this.records = store.collection<StoredTenantConfig>('tenant_config');
+    // Set on another replica: applied here the same way (the listener updates engine, shadow and rate limits).
+    store.onRemoteChange<StoredTenantConfig>('tenant_config', (tenantId, _id, value) => {
+      if (value !== undefined) this.apply(this.tenants.get(tenantId), value);
+    });
   }
 
   onChange(l: ConfigListener): void {

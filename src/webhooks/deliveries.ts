@@ -25,7 +25,8 @@ import type { AttemptMessage, DeliveryThread } from './delivery-thread.js';
 import { newDeliveryId, type EventType } from './events.js';
 import { PendingDeliveries, type Pending } from './pending.js';
 import { DeliveryPruner } from './pruning.js';
-import { deliveryScope, snapshot, type AttemptRecord, type DeliveryRecord, type DeliveryStatus, type WebhookRecord } from './records.js';
+import type { DeliveryAttempt, DeliveryStatus } from '../schemas/webhooks.js';
+import { deliveryScope, snapshot, type DeliveryRecord, type WebhookRecord } from './records.js';
 import type { Cascade } from './registry.js';
 
 export const MAX_DELIVERIES_PER_WEBHOOK = 1000;
@@ -79,7 +80,8 @@ export class DeliveryRecords {
 
   constructor(private readonly opts: DeliveryRecordsOptions) {
     this.deliveries = opts.store.collection<DeliveryRecord>('webhook_deliveries');
-    this.pendingIndex = opts.store.collection<{ webhook_id: string }>('webhook_pending');
+    // Each replica resumes the deliveries it started (the index is kept per replica in cluster mode).
+    this.pendingIndex = opts.store.collection<{ webhook_id: string }>('webhook_pending', { scope: 'replica' });
     this.maxPending = opts.maxPendingPerWebhook ?? MAX_PENDING_PER_WEBHOOK;
     this.pending = new PendingDeliveries(this.maxPending);
     const maxDeliveries = opts.maxDeliveriesPerWebhook ?? MAX_DELIVERIES_PER_WEBHOOK;
@@ -273,6 +275,22 @@ export class DeliveryRecords {
     };
   }
 
+  /**
+   * Another replica deleted the webhook (and its delivery records): its pending deliveries
+   * here are forgotten and their entries in this replica's index removed.
+   */
+  forgetWebhook(tenantId: string, webhookId: string): void {
+    const ids = [...this.pending.values()].filter((p) => p.tenantId === tenantId && p.record.webhook_id === webhookId).map((p) => p.record.id);
+    this.pending.removeWebhook(tenantId, webhookId);
+    this.pruner.forget(tenantId, webhookId);
+    if (ids.length === 0) return;
+    this.opts.writes.track(
+      this.opts.store.atomic((b) => {
+        for (const id of ids) b.remove(this.pendingIndex, tenantId, id);
+      }),
+    );
+  }
+
   private putPending(b: WriteBatch, tenantId: string, rec: DeliveryRecord): void {
     b.put(this.deliveries, deliveryScope(tenantId, rec.webhook_id), rec.id, rec);
     b.put(this.pendingIndex, tenantId, rec.id, { webhook_id: rec.webhook_id });
@@ -308,7 +326,7 @@ export class DeliveryRecords {
     if (!p) return;
     const rec = p.record;
     const now = new Date().toISOString();
-    const attempt: AttemptRecord = {
+    const attempt: DeliveryAttempt = {
       series: rec.series,
       attempt: rec.attempts.filter((a) => a.series === rec.series).length + 1,
       started_at: now,

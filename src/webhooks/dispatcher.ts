@@ -54,6 +54,10 @@ export class WebhookDispatcher {
       store: opts.store,
       config: opts.config,
       onRetarget: (tenantId, hook) => this.thread.retarget(tenantId, hook),
+      onRemovedElsewhere: (tenantId, webhookId) => {
+        this.thread.cancel(tenantId, webhookId);
+        this.deliveries.forgetWebhook(tenantId, webhookId);
+      },
     });
     this.deliveries = new DeliveryRecords({
       store: opts.store,

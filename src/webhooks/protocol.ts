@@ -1,4 +1,5 @@
 /** Messages between the front thread (delivery-thread.ts) and the delivery thread (delivery-worker.ts, sender.ts). */
+import type { DeliveryAttempt } from '../schemas/webhooks.js';
 
 export interface DeliveryWorkerOptions {
   /** Per attempt: connect, response headers, body, and the attempt as a whole. */
@@ -47,14 +48,8 @@ export type ToWorker =
   /** Start nothing new; let requests in flight finish for up to graceMs, then abort them. */
   | { type: 'stop'; graceMs: number };
 
-export interface AttemptReport {
-  /** 1-based within the series. */
-  attempt: number;
-  started_at: string;
-  duration_ms: number;
-  status_code: number | null;
-  error: string | null;
-}
+/** One attempt as the front thread records it and the API shows it, less the series (which only the front thread knows). */
+export type AttemptReport = Omit<DeliveryAttempt, 'series'>;
 
 export type FromWorker =
   | {

@@ -1,6 +1,7 @@
-/** What is stored for webhooks and deliveries, and how the API shows it. */
+/** What is stored for webhooks and deliveries, and how the API shows it (the schemas in src/schemas/webhooks.ts). */
+import type { Static } from '@sinclair/typebox';
+import type { Delivery, DeliveryAttempt, DeliveryStatus, WebhookOutput } from '../schemas/webhooks.js';
 import type { EventType } from './events.js';
-import type { AttemptReport } from './protocol.js';
 
 export interface WebhookRecord {
   id: string;
@@ -11,14 +12,6 @@ export interface WebhookRecord {
   secret: string | null;
   created_at: string;
   updated_at: string;
-}
-
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
-export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed'];
-
-export interface AttemptRecord extends AttemptReport {
-  /** 1 for the original series, +1 per redelivery. */
-  series: number;
 }
 
 /**
@@ -40,10 +33,11 @@ export interface DeliveryRecord {
   updated_at: string;
   /** When the next attempt is due, while a retry is scheduled. */
   next_attempt_at: string | null;
-  attempts: AttemptRecord[];
+  /** Oldest first; `series` is 1 for the original series, +1 per redelivery. */
+  attempts: DeliveryAttempt[];
 }
 
-export function webhookOutput(r: WebhookRecord) {
+export function webhookOutput(r: WebhookRecord): Static<typeof WebhookOutput> {
   return {
     id: r.id,
     url: r.url,
@@ -55,7 +49,7 @@ export function webhookOutput(r: WebhookRecord) {
   };
 }
 
-export function deliveryOutput(r: DeliveryRecord) {
+export function deliveryOutput(r: DeliveryRecord): Static<typeof Delivery> {
   let payload: unknown = null;
   try {
     payload = JSON.parse(r.body);

@@ -26,6 +26,8 @@ export interface RegistryOptions {
   config: Pick<Config, 'webhookAllowPrivate'>;
   /** Called when a webhook's url or secret changed, so queued and retried deliveries use the new ones. */
   onRetarget(tenantId: string, hook: WebhookRecord): void;
+  /** Called when another replica deleted a webhook: its deliveries here stop. */
+  onRemovedElsewhere(tenantId: string, webhookId: string): void;
 }
 
 function byCreation(a: WebhookRecord, b: WebhookRecord): number {
@@ -42,6 +44,20 @@ export class WebhookRegistry {
 
   constructor(private readonly opts: RegistryOptions) {
     this.webhooks = opts.store.collection<WebhookRecord>('webhooks');
+    opts.store.onRemoteChange<WebhookRecord>('webhooks', (tenantId, id, rec) => this.remoteChanged(tenantId, id, rec));
+  }
+
+  /** A webhook created, changed or deleted on another replica. */
+  private remoteChanged(tenantId: string, webhookId: string, rec: WebhookRecord | undefined): void {
+    const hooks = this.tenantHooks(tenantId);
+    const cur = hooks.get(webhookId);
+    if (rec) {
+      hooks.set(webhookId, rec);
+      if (cur && (cur.url !== rec.url || cur.secret !== rec.secret)) this.opts.onRetarget(tenantId, rec);
+    } else if (cur) {
+      hooks.delete(webhookId);
+      this.opts.onRemovedElsewhere(tenantId, webhookId);
+    }
   }
 
   /** Reads every stored webhook into memory (once, at start); returns how many. */

@@ -16,7 +16,7 @@ describe('GET /', () => {
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toContain('application/json');
     const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'));
-    expect(r.json).toEqual({ service: expect.any(String), version: pkg.version });
+    expect(r.json).toEqual({ service: expect.any(String), version: pkg.version, replica_id: `127.0.0.1:${s.port}`, store: 'lmdb' });
     expect(r.json.service.length).toBeGreaterThan(0);
   });
 });

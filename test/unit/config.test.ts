@@ -1,10 +1,15 @@
 import { describe, expect, it } from 'vitest';
+import { hostname } from 'node:os';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
 describe('loadConfig defaults', () => {
   it('an empty environment gives the defaults', () => {
     const c = loadConfig({});
+    expect(c.replicaId).toBe(`${hostname()}:8000`);
     expect(c).toEqual({
+      storeUrl: null,
+      cluster: 'default',
+      replicaId: expect.any(String),
       port: 8000,
       host: '0.0.0.0',
       dataDir: './data',
@@ -22,6 +27,7 @@ describe('loadConfig defaults', () => {
       logLevel: 'info',
       storeStartFresh: false,
       metricsToken: null,
+      redis: null,
     });
   });
 
@@ -58,8 +64,14 @@ describe('loadConfig values', () => {
       SERVICE_WEBHOOK_BACKOFF_MS: '10, 20,40',
       SERVICE_MAX_BODY_BYTES: '2048',
       SERVICE_LOG_LEVEL: 'WARN',
+      SERVICE_STORE_URL: 'postgres://routing@db.internal:5432/routing',
+      SERVICE_CLUSTER: 'eu_west_1',
+      SERVICE_REPLICA_ID: 'eu-1a',
     });
     expect(c).toMatchObject({
+      storeUrl: 'postgres://routing@db.internal:5432/routing',
+      cluster: 'eu_west_1',
+      replicaId: 'eu-1a',
       port: 9090,
       host: '127.0.0.1',
       dataDir: '/var/lib/routing',
@@ -144,6 +156,13 @@ describe('loadConfig rejects bad values with a ConfigError naming the variable',
     ['SERVICE_MAX_BODY_BYTES', '1e6'],
     ['SERVICE_MAX_BODY_BYTES', String(16 * 1024 * 1024 + 1)],
     ['SERVICE_LOG_LEVEL', 'verbose'],
+    ['SERVICE_STORE_URL', 'mysql://db/routing'],
+    ['SERVICE_STORE_URL', 'db.internal:5432'],
+    ['SERVICE_CLUSTER', 'Prod'],
+    ['SERVICE_CLUSTER', '1cluster'],
+    ['SERVICE_CLUSTER', 'a;drop schema public'],
+    ['SERVICE_CLUSTER', 'x'.repeat(41)],
+    ['SERVICE_REPLICA_ID', 'has space'],
   ])('%s=%j', (name, value) => {
     let err: unknown;
     try {
@@ -155,6 +174,11 @@ describe('loadConfig rejects bad values with a ConfigError naming the variable',
     expect((err as ConfigError).variable).toBe(name);
     expect((err as ConfigError).message).toContain(name);
     expect((err as ConfigError).name).toBe('ConfigError');
+  });
+
+  it('the replica id defaults to host:port (the host name when listening on every address)', () => {
+    expect(loadConfig({ HOST: '10.0.0.5', PORT: '8100' }).replicaId).toBe('10.0.0.5:8100');
+    expect(loadConfig({ PORT: '8100' }).replicaId).toBe(`${hostname()}:8100`);
   });
 
   it('a bad value is reported even when other variables are fine', () => {

@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { effectiveOverride, type OverrideRecord } from '../../src/overrides/effective.js';
 import { OverrideService } from '../../src/overrides/override-service.js';
 import { LmdbStore } from '../../src/store/lmdb-store.js';
@@ -71,7 +71,8 @@ describe('OverrideService expiry', () => {
     now += 1;
     expect(svc.expireDue()).toBe(1);
     expect(live.override).toBeNull();
-    expect(expired.map((r) => r.processor_id)).toEqual(['s']);
+    // Told once the stored record is removed (the replica whose removal took it tells).
+    await vi.waitFor(() => expect(expired.map((r) => r.processor_id)).toEqual(['s']));
     svc.stop();
     // Written again, then the clock passes its expiry while "stopped": a new service drops it at load.
     await svc.setRuleOverride(t, live, 'pin', 's', { expires_in_s: 10 });

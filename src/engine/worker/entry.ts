@@ -7,7 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Transition } from '../transitions.js';
 import type { EvaluateResult, EvaluateTask } from '../protocol.js';
-import { evaluateRule, takeFollowUp } from './rule.js';
+import { evaluateRule, refreshHealth, takeFollowUp } from './rule.js';
 import type { RuleStage } from '../../tiers/stage.js';
 import { STAGES } from './stages.js';
 import { viewsFor } from './views.js';
@@ -20,6 +20,11 @@ export default function evaluate(task: EvaluateTask): EvaluateResult {
 export function evaluateWith(task: EvaluateTask, stages: readonly RuleStage[]): EvaluateResult {
   const t0 = performance.now();
   const views = viewsFor(task.tablesId, task.segments);
+  if (task.healthOnly === true) {
+    let n = 0;
+    for (let j = 0; j < task.slots.length; j++) if (refreshHealth(views, task.slots[j], task.nowMs)) n++;
+    return { transitions: [], evaluatedSlots: n, durationMs: performance.now() - t0, healthOnly: true };
+  }
   const transitions: Transition[] = [];
   let evaluatedSlots = 0;
   takeFollowUp(); // nothing left over from an earlier task that threw

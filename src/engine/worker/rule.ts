@@ -20,18 +20,21 @@ import {
   RI_GENERATION,
   RI_RUN_PRIMARY,
   RI_RUN_SECONDARY,
+  RI_REMOTE_RUN_PRIMARY,
+  RI_REMOTE_RUN_SECONDARY,
   RI_WINDOW_PRIMARY,
   RI_WINDOW_SECONDARY,
   STATUS_NAMES,
   type RuleSegmentViews,
 } from '../../shm/layout.js';
-import { processorRowOffset, ruleF64Base, ruleI32Base, ruleIndex, ruleSegment, windowSegment } from '../../shm/slots.js';
+import { processorRowOffset, ruleF64Base, ruleI32Base, ruleIndex, ruleSegment, windowIndex, windowSegment } from '../../shm/slots.js';
 import { runStages, type ProcessorContext, type RuleStage, type RuleStageContext } from '../../tiers/stage.js';
 import { createTier1Stage, type StatusChangeSink } from '../../tiers/tier1/stage.js';
 import type { StatusChange } from '../../tiers/tier1/state-machine.js';
 import type { TenantEngineConfig } from '../protocol.js';
 import type { Transition } from '../transitions.js';
 import type { TableViews } from './views.js';
+import { newProcHealth, readHealth, writeHealth } from '../../tiers/tier1/health.js';
 
 // Scratch reused rule after rule: a worker runs one task, and a task one rule, at a time.
 const tier1 = createTier1Stage();
@@ -99,8 +102,9 @@ export function evaluateRule(
   const fb = ruleF64Base(slot);
   if (Atomics.load(seg.ruleI32, ib + RI_ACTIVE) !== 1) return false;
   generation = Atomics.load(seg.ruleI32, ib + RI_GENERATION);
-  const runP = Atomics.load(seg.ruleI32, ib + RI_RUN_PRIMARY);
-  const runS = Atomics.load(seg.ruleI32, ib + RI_RUN_SECONDARY);
+  // Local run plus the other replicas' (cluster mode; 0 in a single process).
+  const runP = Atomics.load(seg.ruleI32, ib + RI_RUN_PRIMARY) + Atomics.load(seg.ruleI32, ib + RI_REMOTE_RUN_PRIMARY);
+  const runS = Atomics.load(seg.ruleI32, ib + RI_RUN_SECONDARY) + Atomics.load(seg.ruleI32, ib + RI_REMOTE_RUN_SECONDARY);
 
   ctx.slot = slot;
   ctx.rules = seg;
@@ -132,6 +136,26 @@ export function evaluateRule(
   if (decisionChanged(seg, i, decision)) publishDecision(seg, i, decision);
   return true;
 }
+
+/**
+ * Cluster follower: only the published health of the rule's processors, from the (merged,
+ * cluster-wide) windows. Statuses and decisions come from the leader's table; this writes
+ * none of the fields the table does, so the two never race.
+ */
+export function refreshHealth(views: TableViews, slot: number, nowMs: number): boolean {
+  const seg = ruleSegment(views.rules, slot);
+  if (seg === undefined) return false;
+  const ib = ruleI32Base(slot);
+  if (Atomics.load(seg.ruleI32, ib + RI_ACTIVE) !== 1) return false;
+  for (let k = 0 as 0 | 1; k < PROCS_PER_RULE; k++) {
+    const wi = Atomics.load(seg.ruleI32, ib + (k === 0 ? RI_WINDOW_PRIMARY : RI_WINDOW_SECONDARY));
+    if (wi < 0) continue;
+    readHealth(windowSegment(views.windows, wi), windowIndex(wi), nowMs, scratchHealth);
+    writeHealth(seg.procF64, processorRowOffset(slot, k), scratchHealth);
+  }
+  return true;
+}
+const scratchHealth = newProcHealth();
 
 /** The worker is the fields' only writer, so plain reads are current; skip a no-op seqlock cycle. */
 function decisionChanged(seg: RuleSegmentViews, i: number, d: DecisionFields): boolean {

@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { tenantOf, type AppContext } from '../../app-context.js';
 import { ErrorSchema, Nullable } from '../../schemas/common.js';
-import { isLogCursor } from '../../store/lmdb-store.js';
+import { isLogCursor } from '../../store/log-cursor.js';
 import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';
 import { RULE_ID, rule as ruleExample } from '../../schemas/examples.js';
 import { nextLink, pageRequest } from '../pagination.js';

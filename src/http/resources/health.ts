@@ -4,7 +4,7 @@ import { tenantOf, type AppContext } from '../../app-context.js';
 import { errors } from '../../errors.js';
 import type { EngineService } from '../../engine/engine-service.js';
 import { ruleHealth } from '../../engine/health-view.js';
-import { isLogCursor } from '../../store/lmdb-store.js';
+import { isLogCursor } from '../../store/log-cursor.js';
 import { ErrorSchema, Nullable } from '../../schemas/common.js';
 import { tierOf } from '../../tenants/tenant.js';
 import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';

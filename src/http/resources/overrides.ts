@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import { tenantOf, type AppContext } from '../../app-context.js';
 import { errors } from '../../errors.js';
-import type { EngineService } from '../../engine/engine-service.js';
+import { NotLeaderError, type EngineService } from '../../engine/engine-service.js';
 import { ruleHealth } from '../../engine/health-view.js';
 import { processorRowOffset } from '../../shm/slots.js';
 import { processorRows } from '../../shm/tables.js';
@@ -33,7 +33,8 @@ export function overrideEndpoints(app: AppContext, engine: EngineService, overri
   const runCommand = async (ctx: Ctx, rule: LiveRule, cmd: ManualCommand) => {
     try {
       await engine.command(tenantOf(app, ctx), rule, cmd);
-    } catch {
+    } catch (e) {
+      if (e instanceof NotLeaderError) throw errors.unavailable(e.message);
       throw errors.unavailable('the engine did not apply the command in time; it may still apply it at its next evaluation');
     }
   };

@@ -9,6 +9,7 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../app-context.js';
 import { errors } from '../../errors.js';
 import { ErrorSchema } from '../../schemas/common.js';
+import { ClusterStatusSchema } from '../../schemas/cluster.js';
 import { endpoint, jsonBody, type Ctx, type Endpoint, type HiddenDoc, type Reply } from '../endpoint.js';
 import { engineGaugeChunks } from '../../metrics/engine-gauges.js';
 import { acceptsGzip, bufferChunks, ScrapeCache } from '../../metrics/scrape-cache.js';
@@ -81,17 +82,38 @@ export function rootEndpoints(app: AppContext, openApi: () => unknown): Endpoint
       method: 'GET',
       path: '/',
       auth: false,
-      handler: () => ({ status: 200, body: { service: 'payment-routing-engine', version: app.version } }),
+      handler: () => ({
+        status: 200,
+        body: {
+          service: 'payment-routing-engine',
+          version: app.version,
+          replica_id: app.config.replicaId,
+          store: app.config.storeUrl === null ? 'lmdb' : 'postgres',
+          ...(app.config.storeUrl === null && app.config.redis === null ? {} : { cluster: app.config.cluster }),
+          ...(app.leadership !== undefined && { leadership: app.leadership.status() }),
+        },
+      }),
       doc: {
         summary: 'Liveness: the process answers',
         tag: 'Service',
         operationId: 'getLiveness',
         description: 'Says only that the process serves HTTP; `GET /ready` says whether it should get traffic.',
         responses: {
-          200: jsonBody('the service answers', Type.Object({ service: Type.String(), version: Type.String() }, { $id: 'Liveness' }), {
-            service: 'payment-routing-engine',
-            version: '0.1.0',
-          }),
+          200: jsonBody(
+            'the service answers',
+            Type.Object(
+              {
+                service: Type.String(),
+                version: Type.String(),
+                replica_id: Type.String({ description: 'SERVICE_REPLICA_ID (default host:port)' }),
+                store: Type.Union([Type.Literal('lmdb'), Type.Literal('postgres')], { description: 'lmdb: embedded, one process; postgres: cluster mode (SERVICE_STORE_URL)' }),
+                cluster: Type.Optional(Type.String({ description: 'SERVICE_CLUSTER, in cluster mode' })),
+                leadership: Type.Optional(ClusterStatusSchema),
+              },
+              { $id: 'Liveness' },
+            ),
+            { service: 'payment-routing-engine', version: '0.1.0', replica_id: 'router-1:8000', store: 'lmdb' },
+          ),
         },
       },
     }),

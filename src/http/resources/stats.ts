@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { tenantOf, type AppContext } from '../../app-context.js';
 import { tierOf } from '../../tenants/tenant.js';
 import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';
+import { ClusterStatusSchema } from '../../schemas/cluster.js';
 
 export const EngineStats = Type.Object(
   {
@@ -14,6 +15,7 @@ export const EngineStats = Type.Object(
     tier: Type.Integer({ minimum: 1, maximum: 3 }),
     trie: Type.Object({ total_nodes: Type.Integer(), total_rules: Type.Integer() }),
     bandit: Type.Object({ rule_count: Type.Integer({ description: 'rules whose traffic the bandit currently allocates' }) }),
+    leadership: Type.Optional(ClusterStatusSchema),
   },
   { $id: 'EngineStats' },
 );
@@ -37,6 +39,7 @@ export function statsEndpoints(app: AppContext, banditRuleCount: (tenantId: stri
             tier: tierOf(t.settings),
             trie: { total_nodes: t.trie.totalNodes, total_rules: t.trie.totalRules },
             bandit: { rule_count: banditRuleCount(t.id) },
+            ...(app.leadership !== undefined && { leadership: app.leadership.status() }),
           },
         };
       },

@@ -1,12 +1,12 @@
 /** /v1/webhooks: registration per tenant, and the deliveries of each webhook (spec 2.12, 4.6, 6). */
 import { errors, ServiceError } from '../../errors.js';
 import { compile, ErrorSchema, type Validator } from '../../schemas/common.js';
-import { Delivery, DeliveryList, WebhookDeleted, WebhookInput, WebhookList, WebhookOutput, WebhookPatch } from '../../schemas/webhooks.js';
+import { Delivery, DELIVERY_STATUSES, DeliveryList, WebhookDeleted, WebhookInput, WebhookList, WebhookOutput, WebhookPatch, type DeliveryStatus } from '../../schemas/webhooks.js';
 import { MAX_DELIVERIES_PER_WEBHOOK, type DeliveryQuery } from '../../webhooks/deliveries.js';
 import type { WebhookDispatcher } from '../../webhooks/dispatcher.js';
 import { MAX_WEBHOOKS_PER_TENANT } from '../../webhooks/registry.js';
 import { DELIVERY_ID_RE, EVENT_TYPES, WEBHOOK_ID_RE } from '../../webhooks/events.js';
-import { DELIVERY_STATUSES, deliveryOutput, webhookOutput, type DeliveryStatus } from '../../webhooks/records.js';
+import { deliveryOutput, webhookOutput } from '../../webhooks/records.js';
 import { endpoint, jsonBody, type Ctx, type Endpoint } from '../endpoint.js';
 import { delivery, DELIVERY_ID, webhook, WEBHOOK_ID, webhookInput as webhookInputExample, webhookPatch as webhookPatchExample } from '../../schemas/examples.js';
 import type { AuditTrail } from '../../audit/audit-trail.js';

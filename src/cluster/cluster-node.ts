@@ -1,0 +1,389 @@
+/**
+ * This replica's part in a cluster that behaves as one engine (SERVICE_REDIS_URL set).
+ *
+ *   outcome (front thread) ──► own windows + DeltaRecorder ──► OutcomeShipper ──XADD──► stream
+ *   stream ──XREAD──► OutcomeReader ──► others' deltas merged into own windows (all replicas)
+ *   leader:   evaluates (Tier 1/2/3) on the merged windows ──► TablePublisher ──(fenced)──► tables + PUBLISH
+ *   follower: TableFollower (push + heal poll) ──► table applied to own rows; health from own merged windows
+ *   fallback: no fresh table for staleMs (Redis down, no leader) ──► evaluates its own outcomes, like a single process
+ *
+ * The route and outcome paths only touch memory: recording a delta is a few increments; every
+ * Redis call happens on timers and connections of their own, none of which a request awaits.
+ */
+import { hostname } from 'node:os';
+import { log } from '../log.js';
+import { FAST_PATH_RUN } from '../tiers/tier1/config.js';
+import { RI_REMOTE_RUN_PRIMARY, RI_REMOTE_RUN_SECONDARY, RI_RUN_PRIMARY, RI_RUN_SECONDARY, RI_WINDOW_PRIMARY, RI_WINDOW_SECONDARY, RULE_I32_STRIDE, RULE_MASK, RULE_SHIFT, WINDOW_MASK, WINDOW_SHIFT } from '../shm/layout.js';
+import type { SharedTables } from '../shm/tables.js';
+import type { OutcomeKind } from '../shm/window.js';
+import type { TenantRegistry } from '../tenants/registry.js';
+import type { LiveRule, Tenant } from '../tenants/tenant.js';
+import { ClusterIndex, type WindowRef } from './cluster-index.js';
+import type { ClusterSettings } from './cluster-config.js';
+
+export type { ClusterSettings } from './cluster-config.js';
+import { TableFollower, TablePublisher } from './decision-table.js';
+import { clusterKeys, type ClusterKeys } from './keys.js';
+import { LeaderLease } from './lease.js';
+import { decodeDeltas, DeltaRecorder } from './outcome-delta.js';
+import { OutcomeReader, OutcomeShipper, type ReceivedBatch } from './outcome-stream.js';
+import { connectRedis, GuardedRedis } from './redis-client.js';
+import { newRuleEntry, readTableHeader, readTableRules, TableWriter } from './table-codec.js';
+import { applyRuleEntry, readRuleEntry } from './table-rows.js';
+import { mergeDelta, MergeResult } from './window-merge.js';
+
+/** A remote run not refreshed for this long no longer counts (the replica stopped reporting). */
+const REMOTE_RUN_TTL_MS = 10_000;
+
+export type ClusterRole = 'leader' | 'follower' | 'fallback';
+
+/** What the cluster needs of the engine on this replica. */
+export interface ClusterEngineHooks {
+  /** Evaluate the tenant now (the leader, on another replica's fast-path flag). */
+  requestEvaluation(tenantId: string): void;
+  /** True while an evaluation task runs on the tenant. */
+  busy(tenantId: string): boolean;
+  whenIdle(tenantId: string): Promise<void>;
+  /** The role changed (the engine switches between full and health-only evaluation). */
+  roleChanged(role: ClusterRole): void;
+}
+
+export interface ClusterEvents {
+  leaseChange?: (change: 'acquired' | 'lost') => void;
+  batchShipped?: (batches: number, bytes: number) => void;
+  batchDropped?: (batches: number) => void;
+  /** A remote batch merged: how old its first outcome was, seconds. */
+  batchMerged?: (lagSeconds: number) => void;
+  table?: (result: 'applied' | 'rejected_stale' | 'published' | 'fenced' | 'publish_failed') => void;
+}
+
+export interface ClusterStatus {
+  replica_id: string;
+  role: ClusterRole;
+  leader: boolean;
+  leader_id: string | null;
+  epoch: number;
+  /** Seconds since this replica last knew it held the leader's current table (0 while it leads). */
+  table_age_seconds: number | null;
+  redis_connected: boolean;
+}
+
+export function defaultReplicaId(port: number): string {
+  return `${hostname()}:${port}`;
+}
+
+export class ClusterNode {
+  readonly keys: ClusterKeys;
+  readonly index = new ClusterIndex();
+  private readonly conn: GuardedRedis;
+  private readonly lease: LeaderLease;
+  private readonly recorder = new DeltaRecorder();
+  private readonly shipper: OutcomeShipper;
+  private readonly reader: OutcomeReader;
+  private readonly publisher: TablePublisher;
+  private readonly follower: TableFollower;
+  private readonly writer = new TableWriter();
+  private readonly entry = newRuleEntry();
+  private hooks: ClusterEngineHooks | null = null;
+  private currentRole: ClusterRole = 'follower';
+  private roleTimer: ReturnType<typeof setInterval> | undefined;
+  private readonly startedAt = performance.now();
+  /** Monotonic ms when this replica last knew it led: a leader that steps down starts as a follower, not stale. */
+  private lastLeaderAt = -Infinity;
+  private readonly deferred = new Map<string, Buffer>();
+  private stopped = false;
+  /** Other replicas' current technical-failure runs per window key (only non-zero ones), with when they were reported. */
+  private readonly remoteRuns = new Map<number, Map<string, { run: number; atMs: number }>>();
+  /** Remote deltas refused (too old / ahead of our clock / unknown window), for the stats. */
+  readonly mergeStats = { merged: 0, tooOld: 0, tooNew: 0, unknown: 0 };
+
+  constructor(
+    readonly settings: ClusterSettings,
+    private readonly tables: SharedTables,
+    private readonly tenants: TenantRegistry,
+    private readonly events: ClusterEvents = {},
+  ) {
+    this.keys = clusterKeys(settings.cluster);
+    const id = settings.replicaId;
+    this.conn = new GuardedRedis(connectRedis({ url: settings.redisUrl, name: `engine:${id}:main`, commandTimeoutMs: 500 }), 'cluster');
+    this.lease = new LeaderLease({
+      conn: this.conn,
+      keys: this.keys,
+      replicaId: id,
+      leaseMs: settings.leaseMs,
+      onChange: (leader) => {
+        this.events.leaseChange?.(leader ? 'acquired' : 'lost');
+        if (leader) this.follower.resetApplied();
+        this.updateRole();
+      },
+    });
+    this.shipper = new OutcomeShipper({
+      conn: this.conn,
+      keys: this.keys,
+      replicaId: id,
+      recorder: this.recorder,
+      intervalMs: settings.shipIntervalMs,
+      onShipped: (b, bytes) => this.events.batchShipped?.(b, bytes),
+      onDropped: (b) => this.events.batchDropped?.(b),
+    });
+    this.reader = new OutcomeReader({ url: settings.redisUrl, keys: this.keys, replicaId: id, onBatch: (b) => this.merge(b) });
+    this.publisher = new TablePublisher(this.conn, this.keys, this.lease);
+    this.follower = new TableFollower({
+      url: settings.redisUrl,
+      conn: this.conn,
+      keys: this.keys,
+      replicaId: id,
+      healMs: settings.healMs,
+      following: () => !this.lease.isLeader(),
+      apply: (buf, h) => this.applyTable(buf, h),
+      onEpoch: (e) => this.lease.observeEpoch(e),
+      onStale: () => this.events.table?.('rejected_stale'),
+    });
+  }
+
+  /** Connects the engine; call before start(). */
+  attach(hooks: ClusterEngineHooks): void {
+    this.hooks = hooks;
+  }
+
+  start(): void {
+    this.lease.start();
+    this.shipper.start();
+    this.reader.start();
+    this.follower.start();
+    // Roles also change with time alone (a table going stale), so they are re-checked often.
+    this.roleTimer = setInterval(() => {
+      this.updateRole();
+      this.expireRemoteRuns();
+    }, 250);
+    this.roleTimer.unref();
+    log.info('cluster mode', { replica: this.settings.replicaId, cluster: this.settings.cluster, lease_ms: this.settings.leaseMs, stale_ms: this.settings.staleMs });
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearInterval(this.roleTimer);
+    await this.shipper.stop();
+    await this.lease.stop();
+    await Promise.allSettled([this.reader.stop(), this.follower.stop()]);
+    this.conn.close();
+  }
+
+  role(): ClusterRole {
+    return this.currentRole;
+  }
+
+  /** Leader or fallback: this replica evaluates fully and causes side effects (audit, webhooks). */
+  evaluates(): boolean {
+    const r = this.updateRole();
+    return r !== 'follower';
+  }
+
+  isLeader(): boolean {
+    return this.lease.isLeader();
+  }
+
+  status(): ClusterStatus {
+    const role = this.updateRole();
+    const age = role === 'leader' ? 0 : this.follower.lastFreshAt === -Infinity ? null : (performance.now() - this.follower.lastFreshAt) / 1000;
+    return {
+      replica_id: this.settings.replicaId,
+      role,
+      leader: role === 'leader',
+      leader_id: role === 'leader' ? this.settings.replicaId : this.lease.state.holder || null,
+      epoch: Math.max(this.lease.epoch(), this.follower.maxEpoch),
+      table_age_seconds: age === null ? null : Math.round(age * 1000) / 1000,
+      redis_connected: this.conn.connected(),
+    };
+  }
+
+  /** Redis round trips made by this replica so far (commands, pipelines, scripts, blocking reads). */
+  roundTrips(): number {
+    return this.conn.calls + this.reader.stats().reads;
+  }
+
+  shipperStats() {
+    return this.shipper.stats();
+  }
+
+  // ── engine hooks ─────────────────────────────────────────────────────────────────────
+  ruleAdded(tenantId: string, rule: LiveRule): void {
+    this.index.add(tenantId, rule);
+  }
+
+  ruleRemoved(tenantId: string, rule: LiveRule): void {
+    this.index.remove(tenantId, rule);
+  }
+
+  /** Outcome path: record the delta (memory only); a fast-path trigger ships at once. */
+  outcomeRecorded(rule: LiveRule, k: 0 | 1, window: number, kind: OutcomeKind, latencyMs: number, nowMs: number, run: number): void {
+    const key = this.index.windowKeyOf(rule.slot, k);
+    if (key !== 0) this.recorder.record(key, window, nowMs, kind, latencyMs, run);
+  }
+
+  /** This replica's fast path fired: the leader must evaluate now. */
+  fastPath(tenantId: string): void {
+    this.shipper.fastPath(tenantId);
+  }
+
+  /** After a full evaluation of the tenant on this replica: the leader publishes its table. */
+  evaluated(tenant: Tenant): void {
+    if (!this.lease.isLeader()) return;
+    void this.publisher
+      .publish(tenant.id, (epoch, version) => this.encodeTable(tenant, epoch, version))
+      .then((r) => {
+        if (r === 'published') this.events.table?.('published');
+        else if (r === 'fenced') this.events.table?.('fenced');
+        else if (r === 'failed') this.events.table?.('publish_failed');
+      });
+  }
+
+  // ── internals ────────────────────────────────────────────────────────────────────────
+  private updateRole(): ClusterRole {
+    let next: ClusterRole;
+    if (this.lease.isLeader()) {
+      next = 'leader';
+      this.lastLeaderAt = performance.now();
+    } else {
+      const fresh = Math.max(this.follower.lastFreshAt, this.startedAt, this.lastLeaderAt);
+      next = performance.now() - fresh <= this.settings.staleMs ? 'follower' : 'fallback';
+    }
+    if (next !== this.currentRole) {
+      const prev = this.currentRole;
+      this.currentRole = next;
+      if (next === 'fallback') {
+        log.warn('cluster: no fresh decision table; this replica now evaluates its own outcomes (fallback)', { replica: this.settings.replicaId, stale_ms: this.settings.staleMs });
+      } else if (prev === 'fallback') {
+        log.info('cluster: decision tables fresh again; fallback ended', { replica: this.settings.replicaId, role: next });
+      }
+      this.hooks?.roleChanged(next);
+    }
+    return next;
+  }
+
+  private encodeTable(tenant: Tenant, epoch: number, version: number): Buffer {
+    const w = this.writer;
+    const rules = [...tenant.rules.values()];
+    w.begin({ epoch, version, publishedAtMs: Date.now(), tenantId: tenant.id }, rules.length);
+    for (const rule of rules) {
+      const key = this.index.ruleKeyOf(rule) ?? 0;
+      w.rule(readRuleEntry(this.tables, rule.slot, key, this.entry));
+    }
+    return w.finish();
+  }
+
+  private applyTable(buf: Buffer, h: ReturnType<typeof readTableHeader>): 'applied' | 'deferred' {
+    const tenant = this.tenants.find(h.tenantId);
+    if (!tenant) return 'applied'; // a tenant this replica does not serve
+    // An evaluation task started while this replica led (or fell back) may still write the
+    // rows: apply once it is done, so each field keeps a single writer.
+    if (this.hooks?.busy(tenant.id)) {
+      const first = !this.deferred.has(tenant.id);
+      this.deferred.set(tenant.id, buf);
+      if (first) {
+        void this.hooks.whenIdle(tenant.id).then(() => {
+          const b = this.deferred.get(tenant.id);
+          this.deferred.delete(tenant.id);
+          if (b && this.follower.offer(b) === 'applied') this.follower.lastFreshAt = performance.now();
+        });
+      }
+      return 'deferred';
+    }
+    readTableRules(h, (e) => {
+      const rule = this.index.rule(tenant.id, e.key);
+      if (rule && tenant.rules.get(rule.record.rule_id) === rule) applyRuleEntry(this.tables, rule.slot, e);
+    });
+    this.events.table?.('applied');
+    this.updateRole();
+    return 'applied';
+  }
+
+  private merge(b: ReceivedBatch): void {
+    const nowMs = Date.now();
+    const fastTenants = new Set<string>(b.fast);
+    if (b.data !== null) {
+      decodeDeltas(b.data, (e) => {
+        const ref = this.index.window(e.key);
+        if (!ref || this.tenants.find(ref.tenantId)?.rules.get(ref.rule.record.rule_id) !== ref.rule) {
+          this.mergeStats.unknown++;
+          return;
+        }
+        const w = this.windowFor(ref.rule, ref.k);
+        const res = mergeDelta(this.tables.windowSegs[w >> WINDOW_SHIFT], w & WINDOW_MASK, e, nowMs);
+        if (this.noteRemoteRun(e.key, ref, b.replicaId, e.run, nowMs) && this.lease.isLeader()) fastTenants.add(ref.tenantId);
+        if (res === MergeResult.Merged) this.mergeStats.merged++;
+        else if (res === MergeResult.TooOld) this.mergeStats.tooOld++;
+        else this.mergeStats.tooNew++;
+      });
+      if (Number.isFinite(b.firstAtMs)) this.events.batchMerged?.(Math.max(0, nowMs - b.firstAtMs) / 1000);
+    }
+    // Another replica's fast path fired: the leader evaluates those tenants now, on windows
+    // that already hold the batch that carried the flag.
+    if (fastTenants.size > 0 && this.lease.isLeader()) for (const t of fastTenants) this.hooks?.requestEvaluation(t);
+  }
+
+  /**
+   * Records another replica's current run for a window and writes the sum of the others' runs
+   * into the rule row (the worker judges local + remote). True when the cluster-wide run has
+   * reached the fast-path length: the leader evaluates now.
+   */
+  private noteRemoteRun(key: number, ref: WindowRef, replicaId: string, run: number, nowMs: number): boolean {
+    let byReplica = this.remoteRuns.get(key);
+    if (run === 0) {
+      if (byReplica === undefined || !byReplica.delete(replicaId)) return false;
+      if (byReplica.size === 0) this.remoteRuns.delete(key);
+    } else {
+      if (byReplica === undefined) this.remoteRuns.set(key, (byReplica = new Map()));
+      byReplica.set(replicaId, { run, atMs: nowMs });
+    }
+    const total = this.writeRemoteRun(ref, byReplica, nowMs);
+    return run > 0 && total >= FAST_PATH_RUN;
+  }
+
+  /** Writes the others' run sum into the row; returns local + remote. */
+  private writeRemoteRun(ref: WindowRef, byReplica: Map<string, { run: number; atMs: number }> | undefined, nowMs: number): number {
+    let sum = 0;
+    if (byReplica) for (const v of byReplica.values()) if (nowMs - v.atMs <= REMOTE_RUN_TTL_MS) sum += v.run;
+    const rule = ref.rule;
+    const seg = this.tables.ruleSegs[rule.slot >> RULE_SHIFT];
+    const ib = (rule.slot & RULE_MASK) * RULE_I32_STRIDE;
+    const same = rule.record.primary_id === rule.record.secondary_id;
+    if (ref.k === 0 || same) Atomics.store(seg.ruleI32, ib + RI_REMOTE_RUN_PRIMARY, sum);
+    if (ref.k === 1 || same) Atomics.store(seg.ruleI32, ib + RI_REMOTE_RUN_SECONDARY, sum);
+    return sum + Atomics.load(seg.ruleI32, ib + (ref.k === 0 ? RI_RUN_PRIMARY : RI_RUN_SECONDARY));
+  }
+
+  /** A replica that died mid-run (or whose batches stopped) must not inflate runs forever. */
+  private expireRemoteRuns(): void {
+    if (this.remoteRuns.size === 0) return;
+    const nowMs = Date.now();
+    for (const [key, byReplica] of this.remoteRuns) {
+      let expired = false;
+      for (const [id, v] of byReplica) {
+        if (nowMs - v.atMs > REMOTE_RUN_TTL_MS) {
+          byReplica.delete(id);
+          expired = true;
+        }
+      }
+      if (!expired) continue;
+      if (byReplica.size === 0) this.remoteRuns.delete(key);
+      const ref = this.index.window(key);
+      if (ref && this.tenants.find(ref.tenantId)?.rules.get(ref.rule.record.rule_id) === ref.rule) this.writeRemoteRun(ref, byReplica, nowMs);
+    }
+  }
+
+  /** The rule's window for processor k, allocated as the outcome path would. */
+  private windowFor(rule: LiveRule, k: 0 | 1): number {
+    const seg = this.tables.ruleSegs[rule.slot >> RULE_SHIFT];
+    const ib = (rule.slot & RULE_MASK) * RULE_I32_STRIDE;
+    const field = k === 0 ? RI_WINDOW_PRIMARY : RI_WINDOW_SECONDARY;
+    let w = seg.ruleI32[ib + field];
+    if (w < 0) {
+      w = this.tables.allocWindow();
+      seg.ruleI32[ib + field] = w;
+      if (rule.record.primary_id === rule.record.secondary_id) seg.ruleI32[ib + (k === 0 ? RI_WINDOW_SECONDARY : RI_WINDOW_PRIMARY)] = w;
+    }
+    return w;
+  }
+}
