@@ -8,9 +8,13 @@
  *   200 of POST /v1/route for it on replica B (B is asked in a loop, one request at a time;
  *   the resolution is one route's round trip). LMDB has no other replica: its figure is the
  *   same process's first route after the 201, the floor of the measure.
+ * - The same without HTTP: two PostgresStore objects in this process (put on one, poll the
+ *   other's memory), which separates the store's share of that latency from the services'.
  * - Route throughput: wrk (one thread, BENCH_CONNECTIONS) on POST /v1/route of the LMDB
  *   service and of replica B in interleaved rounds; the same-run ratio PostgreSQL / LMDB per
- *   round and its median (the store is off the route path, so it should be ~1).
+ *   round and its median (the store is off the route path, so it should be ~1). The LMDB
+ *   service and replica B are pinned to BENCH_SERVER_CPU (default 1), wrk to
+ *   BENCH_GENERATOR_CPU (default 0), when taskset exists.
  *
  * PostgreSQL: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/test), a fresh schema
  * dropped at the end. The 1-minute load average is printed: on a busy machine the absolute
@@ -25,6 +29,7 @@ import { parseCli } from './lib/cli.js';
 import { loadAverage1m } from './lib/cpu-usage.js';
 import { table } from './lib/load.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
+import { PostgresStore } from '../src/store/postgres/pg-store.js';
 import { requireWrk, runWrk, type WrkRequest } from './lib/wrk.js';
 
 const RESULTS = fileURLToPath(new URL('../../bench/results/', import.meta.url));
@@ -35,8 +40,8 @@ const flags = parseCli({
     'LMDB against PostgreSQL (cluster mode, two replicas). Needs PostgreSQL (BENCH_PG_URL) and wrk. Tables on the terminal, JSON under bench/results/.',
   options: {
     writes: { type: 'string', default: '1000' },
-    rounds: { type: 'string', default: '3' },
-    duration: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '5' },
+    duration: { type: 'string', default: '3' },
   },
   help: {
     writes: 'rules written per measure',
@@ -48,6 +53,8 @@ const WRITES = Number(flags.writes);
 const ROUNDS = Number(flags.rounds);
 const DURATION_S = Number(flags.duration);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const SERVER_CPU = process.env.BENCH_SERVER_CPU ?? '1';
+const GENERATOR_CPU = process.env.BENCH_GENERATOR_CPU ?? '0';
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const MAIN = join(DIST, 'src', 'main.js');
 
@@ -105,6 +112,30 @@ async function writeToRoute(writer: string, reader: string, set: number, n: numb
   return out.sort((a, b) => a - b);
 }
 
+/** ms from a put's commit on one store to the value in another store's memory (same process). */
+async function storeToStore(schema: string, n: number): Promise<number[]> {
+  const a = await PostgresStore.open({ url: PG_URL, schema, replicaId: 'direct-a' });
+  const b = await PostgresStore.open({ url: PG_URL, schema, replicaId: 'direct-b' });
+  const ca = a.collection<{ i: number }>('rules');
+  const cb = b.collection<{ i: number }>('rules');
+  const out: number[] = [];
+  try {
+    for (let i = 0; i < n; i++) {
+      await ca.put('t', `r${i}`, { i });
+      const t0 = performance.now();
+      while (cb.get('t', `r${i}`) === undefined) {
+        if (performance.now() - t0 > 10_000) throw new Error('a change did not reach the other store within 10 s');
+        await new Promise((r) => setImmediate(r));
+      }
+      out.push(performance.now() - t0);
+    }
+  } finally {
+    await a.close();
+    await b.close();
+  }
+  return out.sort((x, y) => x - y);
+}
+
 function routeRequests(set: number, n: number): WrkRequest[] {
   return Array.from({ length: Math.min(n, 200) }, (_, i) => {
     const [country, currency] = attrsOf(set, i);
@@ -126,12 +157,13 @@ async function main(): Promise<void> {
   const base = { SERVICE_TIER: '1', SERVICE_LOG_LEVEL: 'warn' };
   try {
     console.log(`load average (1 min) at start: ${loadAverage1m().toFixed(2)}`);
-    const lmdb = await startChild(MAIN, { ...base, SERVICE_DATA_DIR: dir() });
+    // As in `npm run bench`: the services on one core, wrk on the other (when taskset exists).
+    const lmdb = await startChild(MAIN, { ...base, SERVICE_DATA_DIR: dir() }, 120_000, { cpus: SERVER_CPU });
     children.push(lmdb);
     const pgEnv = (id: string) => ({ ...base, SERVICE_DATA_DIR: dir(), SERVICE_STORE_URL: PG_URL, SERVICE_CLUSTER: schema, SERVICE_REPLICA_ID: id });
     const a = await startChild(MAIN, pgEnv('bench-a'));
     children.push(a);
-    const b = await startChild(MAIN, pgEnv('bench-b'));
+    const b = await startChild(MAIN, pgEnv('bench-b'), 120_000, { cpus: SERVER_CPU });
     children.push(b);
 
     const creation = [
@@ -142,17 +174,19 @@ async function main(): Promise<void> {
 
     const same = await writeToRoute(lmdb.url, lmdb.url, 2, WRITES);
     const other = await writeToRoute(a.url, b.url, 2, WRITES);
+    const stores = await storeToStore(`${schema}_direct`, WRITES);
     const latency = [
       { path: 'LMDB: 201 → first route, same process', median_ms: percentile(same, 0.5), p99_ms: percentile(same, 0.99), max_ms: same[same.length - 1] },
       { path: 'PostgreSQL: 201 on A → first route on B', median_ms: percentile(other, 0.5), p99_ms: percentile(other, 0.99), max_ms: other[other.length - 1] },
+      { path: 'PostgreSQL, no HTTP: put committed on store A → in store B', median_ms: percentile(stores, 0.5), p99_ms: percentile(stores, 0.99), max_ms: stores[stores.length - 1] },
     ];
     console.log(`\nWrite → first route (${WRITES} writes), load average ${loadAverage1m().toFixed(2)}\n${table(latency)}`);
 
     const requests = routeRequests(0, WRITES);
     const rounds: { round: number; lmdb_rps: number; postgres_rps: number; ratio: number; load_1m: number }[] = [];
     for (let r = 1; r <= ROUNDS; r++) {
-      const l = await runWrk({ url: lmdb.url, requests, durationS: DURATION_S, connections: CONNECTIONS });
-      const p = await runWrk({ url: b.url, requests, durationS: DURATION_S, connections: CONNECTIONS });
+      const l = await runWrk({ url: lmdb.url, requests, durationS: DURATION_S, connections: CONNECTIONS, cpus: GENERATOR_CPU });
+      const p = await runWrk({ url: b.url, requests, durationS: DURATION_S, connections: CONNECTIONS, cpus: GENERATOR_CPU });
       if (l.non2xx + p.non2xx > 0) throw new Error(`routes failed: ${l.non2xx} (LMDB), ${p.non2xx} (PostgreSQL)`);
       rounds.push({ round: r, lmdb_rps: Math.round(l.rps), postgres_rps: Math.round(p.rps), ratio: p.rps / l.rps, load_1m: loadAverage1m() });
     }
@@ -168,7 +202,7 @@ async function main(): Promise<void> {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
     const client = new pg.Client({ connectionString: PG_URL });
     await client.connect().then(
-      () => client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).finally(() => client.end()),
+      () => client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE; DROP SCHEMA IF EXISTS "${schema}_direct" CASCADE`).finally(() => client.end()),
       () => undefined,
     );
   }

@@ -113,11 +113,14 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
     audit.recordSystem(t.id, { action: 'override.expired', target_type: rec.scope === 'rule' ? 'override' : 'processor', target_id: rec.rule_id ?? rec.processor_id, before: rec, after: null });
   const loaded = rules.load();
   overrides.load();
+  // Alive before the webhook queue is resumed: the leader must not take over a queue coming back.
+  await cluster?.announceAlive();
   const webhooks = new WebhookDispatcher({ store, config, metrics, version: app.version });
   app.webhooks = webhooks;
   await webhooks.start();
   engine.setPublisher((tenantId, eventType, data, atMs) => webhooks.publish(tenantId, eventType, data, atMs));
   engine.start();
+  cluster?.attachOrphans({ owners: () => webhooks.replicasWithPending(), adopt: (id) => webhooks.adoptFrom(id) });
   cluster?.start();
   decisions.start();
   shadow.start(); // after engine.start(): it reads the restored failover counters

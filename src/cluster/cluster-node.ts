@@ -12,16 +12,18 @@
  */
 import { hostname } from 'node:os';
 import { log } from '../log.js';
-import { FAST_PATH_RUN } from '../tiers/tier1/config.js';
-import { RI_REMOTE_RUN_PRIMARY, RI_REMOTE_RUN_SECONDARY, RI_RUN_PRIMARY, RI_RUN_SECONDARY, RI_WINDOW_PRIMARY, RI_WINDOW_SECONDARY, RULE_I32_STRIDE, RULE_MASK, RULE_SHIFT, WINDOW_MASK, WINDOW_SHIFT } from '../shm/layout.js';
+import { RI_WINDOW_PRIMARY, RI_WINDOW_SECONDARY, RULE_I32_STRIDE, RULE_MASK, RULE_SHIFT, WINDOW_MASK, WINDOW_SHIFT } from '../shm/layout.js';
 import type { SharedTables } from '../shm/tables.js';
 import type { OutcomeKind } from '../shm/window.js';
 import type { TenantRegistry } from '../tenants/registry.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
-import { ClusterIndex, type WindowRef } from './cluster-index.js';
+import { ClusterIndex } from './cluster-index.js';
+import { DeliveryTakeover, type OrphanDeliveries } from './delivery-takeover.js';
+import { RemoteRuns } from './remote-runs.js';
 import type { ClusterSettings } from './cluster-config.js';
 
 export type { ClusterSettings } from './cluster-config.js';
+export type { OrphanDeliveries } from './delivery-takeover.js';
 import { TableFollower, TablePublisher } from './decision-table.js';
 import { clusterKeys, type ClusterKeys } from './keys.js';
 import { LeaderLease } from './lease.js';
@@ -31,9 +33,6 @@ import { connectRedis, GuardedRedis } from './redis-client.js';
 import { newRuleEntry, readTableHeader, readTableRules, TableWriter } from './table-codec.js';
 import { applyRuleEntry, readRuleEntry } from './table-rows.js';
 import { mergeDelta, MergeResult } from './window-merge.js';
-
-/** A remote run not refreshed for this long no longer counts (the replica stopped reporting). */
-const REMOTE_RUN_TTL_MS = 10_000;
 
 export type ClusterRole = 'leader' | 'follower' | 'fallback';
 
@@ -85,6 +84,10 @@ export class ClusterNode {
   private readonly writer = new TableWriter();
   private readonly entry = newRuleEntry();
   private hooks: ClusterEngineHooks | null = null;
+  private takeover: DeliveryTakeover | null = null;
+  private aliveTimer: ReturnType<typeof setInterval> | undefined;
+  private orphanTimer: ReturnType<typeof setInterval> | undefined;
+  private readonly remoteRuns: RemoteRuns;
   private currentRole: ClusterRole = 'follower';
   private roleTimer: ReturnType<typeof setInterval> | undefined;
   private readonly startedAt = performance.now();
@@ -92,8 +95,6 @@ export class ClusterNode {
   private lastLeaderAt = -Infinity;
   private readonly deferred = new Map<string, Buffer>();
   private stopped = false;
-  /** Other replicas' current technical-failure runs per window key (only non-zero ones), with when they were reported. */
-  private readonly remoteRuns = new Map<number, Map<string, { run: number; atMs: number }>>();
   /** Remote deltas refused (too old / ahead of our clock / unknown window), for the stats. */
   readonly mergeStats = { merged: 0, tooOld: 0, tooNew: 0, unknown: 0 };
 
@@ -104,6 +105,10 @@ export class ClusterNode {
     private readonly events: ClusterEvents = {},
   ) {
     this.keys = clusterKeys(settings.cluster);
+    this.remoteRuns = new RemoteRuns(tables, (key) => {
+      const ref = this.index.window(key);
+      return ref && this.tenants.find(ref.tenantId)?.rules.get(ref.rule.record.rule_id) === ref.rule ? ref : undefined;
+    });
     const id = settings.replicaId;
     this.conn = new GuardedRedis(connectRedis({ url: settings.redisUrl, name: `engine:${id}:main`, commandTimeoutMs: 500 }), 'cluster');
     this.lease = new LeaderLease({
@@ -141,6 +146,29 @@ export class ClusterNode {
     });
   }
 
+  /** Where the leader finds and takes over a gone replica's webhook deliveries (shared store only). */
+  attachOrphans(o: OrphanDeliveries): void {
+    this.takeover = new DeliveryTakeover(this.conn, this.keys, this.settings.replicaId, this.settings.leaseMs * 3, o);
+  }
+
+  /**
+   * Says "this replica is alive" (a key that expires after 3 lease times unless refreshed).
+   * Called once before the webhook queue is resumed at start, so that a leader does not take
+   * over the queue of a replica that is coming back.
+   */
+  async announceAlive(): Promise<void> {
+    if (!this.conn.connected()) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, 1000);
+        this.conn.redis.once('ready', () => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+    await this.takeover?.heartbeat();
+  }
+
   /** Connects the engine; call before start(). */
   attach(hooks: ClusterEngineHooks): void {
     this.hooks = hooks;
@@ -154,9 +182,15 @@ export class ClusterNode {
     // Roles also change with time alone (a table going stale), so they are re-checked often.
     this.roleTimer = setInterval(() => {
       this.updateRole();
-      this.expireRemoteRuns();
+      this.remoteRuns.expire(Date.now());
     }, 250);
     this.roleTimer.unref();
+    this.aliveTimer = setInterval(() => void this.announceAlive(), this.settings.leaseMs);
+    this.aliveTimer.unref();
+    this.orphanTimer = setInterval(() => {
+      if (this.lease.isLeader()) void this.takeover?.scan(() => this.lease.isLeader());
+    }, this.settings.leaseMs * 2);
+    this.orphanTimer.unref();
     log.info('cluster mode', { replica: this.settings.replicaId, cluster: this.settings.cluster, lease_ms: this.settings.leaseMs, stale_ms: this.settings.staleMs });
   }
 
@@ -164,6 +198,8 @@ export class ClusterNode {
     if (this.stopped) return;
     this.stopped = true;
     clearInterval(this.roleTimer);
+    clearInterval(this.aliveTimer);
+    clearInterval(this.orphanTimer);
     await this.shipper.stop();
     await this.lease.stop();
     await Promise.allSettled([this.reader.stop(), this.follower.stop()]);
@@ -311,7 +347,7 @@ export class ClusterNode {
         }
         const w = this.windowFor(ref.rule, ref.k);
         const res = mergeDelta(this.tables.windowSegs[w >> WINDOW_SHIFT], w & WINDOW_MASK, e, nowMs);
-        if (this.noteRemoteRun(e.key, ref, b.replicaId, e.run, nowMs) && this.lease.isLeader()) fastTenants.add(ref.tenantId);
+        if (this.remoteRuns.note(e.key, ref, b.replicaId, e.run, nowMs) && this.lease.isLeader()) fastTenants.add(ref.tenantId);
         if (res === MergeResult.Merged) this.mergeStats.merged++;
         else if (res === MergeResult.TooOld) this.mergeStats.tooOld++;
         else this.mergeStats.tooNew++;
@@ -321,56 +357,6 @@ export class ClusterNode {
     // Another replica's fast path fired: the leader evaluates those tenants now, on windows
     // that already hold the batch that carried the flag.
     if (fastTenants.size > 0 && this.lease.isLeader()) for (const t of fastTenants) this.hooks?.requestEvaluation(t);
-  }
-
-  /**
-   * Records another replica's current run for a window and writes the sum of the others' runs
-   * into the rule row (the worker judges local + remote). True when the cluster-wide run has
-   * reached the fast-path length: the leader evaluates now.
-   */
-  private noteRemoteRun(key: number, ref: WindowRef, replicaId: string, run: number, nowMs: number): boolean {
-    let byReplica = this.remoteRuns.get(key);
-    if (run === 0) {
-      if (byReplica === undefined || !byReplica.delete(replicaId)) return false;
-      if (byReplica.size === 0) this.remoteRuns.delete(key);
-    } else {
-      if (byReplica === undefined) this.remoteRuns.set(key, (byReplica = new Map()));
-      byReplica.set(replicaId, { run, atMs: nowMs });
-    }
-    const total = this.writeRemoteRun(ref, byReplica, nowMs);
-    return run > 0 && total >= FAST_PATH_RUN;
-  }
-
-  /** Writes the others' run sum into the row; returns local + remote. */
-  private writeRemoteRun(ref: WindowRef, byReplica: Map<string, { run: number; atMs: number }> | undefined, nowMs: number): number {
-    let sum = 0;
-    if (byReplica) for (const v of byReplica.values()) if (nowMs - v.atMs <= REMOTE_RUN_TTL_MS) sum += v.run;
-    const rule = ref.rule;
-    const seg = this.tables.ruleSegs[rule.slot >> RULE_SHIFT];
-    const ib = (rule.slot & RULE_MASK) * RULE_I32_STRIDE;
-    const same = rule.record.primary_id === rule.record.secondary_id;
-    if (ref.k === 0 || same) Atomics.store(seg.ruleI32, ib + RI_REMOTE_RUN_PRIMARY, sum);
-    if (ref.k === 1 || same) Atomics.store(seg.ruleI32, ib + RI_REMOTE_RUN_SECONDARY, sum);
-    return sum + Atomics.load(seg.ruleI32, ib + (ref.k === 0 ? RI_RUN_PRIMARY : RI_RUN_SECONDARY));
-  }
-
-  /** A replica that died mid-run (or whose batches stopped) must not inflate runs forever. */
-  private expireRemoteRuns(): void {
-    if (this.remoteRuns.size === 0) return;
-    const nowMs = Date.now();
-    for (const [key, byReplica] of this.remoteRuns) {
-      let expired = false;
-      for (const [id, v] of byReplica) {
-        if (nowMs - v.atMs > REMOTE_RUN_TTL_MS) {
-          byReplica.delete(id);
-          expired = true;
-        }
-      }
-      if (!expired) continue;
-      if (byReplica.size === 0) this.remoteRuns.delete(key);
-      const ref = this.index.window(key);
-      if (ref && this.tenants.find(ref.tenantId)?.rules.get(ref.rule.record.rule_id) === ref.rule) this.writeRemoteRun(ref, byReplica, nowMs);
-    }
   }
 
   /** The rule's window for processor k, allocated as the outcome path would. */

@@ -16,6 +16,8 @@ export interface ClusterKeys {
   heads: string;
   /** Pub/sub channel announcing each published table (the table itself is the message). */
   tableChannel: string;
+  /** Prefix of the per-replica heartbeat keys (`<prefix><replica id>`, with an expiry). */
+  alivePrefix: string;
 }
 
 export function clusterKeys(cluster: string): ClusterKeys {
@@ -27,6 +29,7 @@ export function clusterKeys(cluster: string): ClusterKeys {
     tables: `${p}tables`,
     heads: `${p}heads`,
     tableChannel: `${p}tables:published`,
+    alivePrefix: `${p}alive:`,
   };
 }
 

@@ -15,7 +15,7 @@
  */
 import { log } from '../log.js';
 import { CLASSIFICATION_NAMES } from '../routing/outcome.js';
-import type { RouteDecision } from '../routing/decide.js';
+import type { RouteDecision } from '../schemas/routing.js';
 import type { OutcomeReport } from '../schemas/routing.js';
 import { DECISION_SOURCE_NAMES, PF_STATUS, PROC_F64_STRIDE, STATUS_NAMES, type StatusName } from '../shm/layout.js';
 import type { SharedTables } from '../shm/tables.js';

@@ -5,7 +5,7 @@
  * When a ring is full (the flush fell behind), the newest entry is dropped and counted: the
  * request path never waits.
  */
-import type { RouteDecision } from '../routing/decide.js';
+import type { RouteDecision } from '../schemas/routing.js';
 import type { OutcomeReport } from '../schemas/routing.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
 

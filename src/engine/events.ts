@@ -7,13 +7,8 @@ import type { RuleRecord } from '../tenants/tenant.js';
 import type { FailoverEventData, ProcessorEventData } from '../webhooks/events.js';
 import type { Transition } from './transitions.js';
 
-export interface FailoverEventRecord {
-  rule_id: string;
-  from_processor: string;
-  to_processor: string;
-  reason: string;
-  trigger_value: number;
-  threshold: number;
+/** A failover event as the audit trail stores it: the webhook's failover data, with when it happened. */
+export interface FailoverEventRecord extends FailoverEventData {
   timestamp: string; // ISO 8601, UTC
 }
 

@@ -22,38 +22,9 @@ import { readDecision, type DecisionFields } from '../shm/decision.js';
 import { processorRows, type SharedTables } from '../shm/tables.js';
 import { processorRowOffset, ruleIndex, ruleSegment } from '../shm/slots.js';
 import type { LiveRule } from '../tenants/tenant.js';
-import type { OverrideRecord } from '../overrides/effective.js';
+import type { ProcessorHealth, RuleHealth } from '../schemas/health.js';
 import { DecisionSource } from '../shm/layout.js';
 import { shownFailureProbability } from '../tiers/foresight/prior.js';
-
-export interface ProcessorHealth {
-  processor_id: string;
-  name: string;
-  status: StatusName;
-  success_rate: number;
-  error_rate: number;
-  decline_rate: number;
-  avg_latency_ms: number;
-  p95_latency_ms: number;
-  p99_latency_ms: number;
-  sample_count: number;
-  failure_probability: number | null;
-  bandit_weight: number | null;
-}
-
-export interface RuleHealth {
-  rule_id: string;
-  primary: ProcessorHealth;
-  secondary: ProcessorHealth;
-  decision: {
-    processor_id: string;
-    weight: number;
-    decision_source: string;
-    failure_probability: number | null;
-    /** Present while an operator override governs the rule. */
-    override?: OverrideRecord;
-  };
-}
 
 const round = (x: number, d = 4) => Math.round(x * 10 ** d) / 10 ** d;
 const nullable = (x: number, d = 4) => (Number.isNaN(x) ? null : round(x, d));

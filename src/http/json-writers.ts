@@ -4,7 +4,7 @@
  * generic walk over the object. The output is byte-for-byte what JSON.stringify gives
  * (test/unit/json-writers.test.ts checks it against JSON.stringify for generated values).
  */
-import type { RouteDecision } from '../routing/decide.js';
+import type { RouteDecision } from '../schemas/routing.js';
 
 /** Characters JSON.stringify escapes in strings: '"', '\', control characters, lone surrogates. */
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;

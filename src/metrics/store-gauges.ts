@@ -26,6 +26,14 @@ export function registerStoreGauges(metrics: Metrics, store: Store): void {
   registerComputed(r, 'service_store_quarantined_records', 'records that could not be decoded at start and were set aside', 'gauge', () => [
     { labels: {}, value: store.status().quarantined },
   ]);
+  if (store.status().feed !== undefined) {
+    registerComputed(r, 'service_store_listening', 'cluster mode: whether the change listener is connected, 0 or 1 (the 2 s poll covers a gap)', 'gauge', () => [
+      { labels: {}, value: store.status().feed?.listening ? 1 : 0 },
+    ]);
+    registerComputed(r, 'service_store_remote_changes_total', 'cluster mode: changes made by other replicas applied here', 'counter', () => [
+      { labels: {}, value: store.status().feed?.remoteChangesApplied ?? 0 },
+    ]);
+  }
   registerComputed(r, 'service_unhandled_errors_total', 'errors nothing caught, logged and survived (kind: rejection or exception)', 'counter', () => [
     { labels: { kind: 'rejection' }, value: unhandledCounts.rejections },
     { labels: { kind: 'exception' }, value: unhandledCounts.exceptions },

@@ -8,6 +8,7 @@
  * both drained tenant-wide keeps routing as the engine decides (the health view still shows
  * no override for it). Pinning a self-fallback rule to its processor changes nothing but is shown.
  */
+import type { Override } from '../schemas/overrides.js';
 
 /**
  * The part of a rule an override is judged against (a RuleRecord satisfies it). Stated here
@@ -18,23 +19,9 @@ export interface RuleProcessors {
   readonly secondary_id: string;
 }
 
-/** Longest an override may last (seconds); here, below the schemas that bound `ttl_seconds` with it. */
-export const MAX_OVERRIDE_TTL_S = 7 * 24 * 3600;
-
-export type OverrideMode = 'pin' | 'drain';
-export type OverrideScope = 'rule' | 'processor';
-
-/** An override as stored and shown (`decision.override`, `GET /v1/overrides`). */
-export interface OverrideRecord {
-  scope: OverrideScope;
-  /** Set for a rule override; absent for a processor drain. */
-  rule_id?: string;
-  mode: OverrideMode;
-  processor_id: string;
-  reason: string | null;
-  created_at: string; // ISO 8601 UTC
-  expires_at: string; // ISO 8601 UTC
-}
+/** An override as stored and shown (`decision.override`, `GET /v1/overrides`): the Override schema's shape. */
+export type OverrideRecord = Override;
+export type OverrideMode = Override['mode'];
 
 /** What the route path applies: the primary's share (0 or 1) while the override lasts. */
 export interface ActiveOverride {

@@ -10,16 +10,14 @@ import { log } from '../log.js';
 import type { Collection, Store } from '../store/store.js';
 import type { TenantRegistry } from '../tenants/registry.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
-import { effectiveOverride, MAX_OVERRIDE_TTL_S, type OverrideMode, type OverrideRecord } from './effective.js';
+import type { DrainInput } from '../schemas/overrides.js';
+import { effectiveOverride, type OverrideMode, type OverrideRecord } from './effective.js';
 
 export const DEFAULT_OVERRIDE_TTL_S = 3600;
-export { MAX_OVERRIDE_TTL_S };
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-export interface OverrideInput {
-  expires_in_s?: number;
-  reason?: string | null;
-}
+/** How long an override lasts and why: the fields every override request carries. */
+export type OverrideInput = DrainInput;
 
 const ruleKey = (ruleId: string) => `rule:${ruleId}`;
 const processorKey = (processorId: string) => `processor:${processorId}`;

@@ -6,21 +6,12 @@
 import { readDecision, type DecisionFields } from '../shm/decision.js';
 import { DECISION_SOURCE_NAMES, DecisionSource, RF_ROUTED, RULE_F64_STRIDE } from '../shm/layout.js';
 import type { SharedTables } from '../shm/tables.js';
-import type { RouteRequest } from '../schemas/routing.js';
+import type { RouteDecision, RouteRequest } from '../schemas/routing.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
 import { deriveAmountTier } from './amount-tier.js';
 import { shownFailureProbability } from '../tiers/foresight/prior.js';
 import { WILDCARD } from './attributes.js';
 import { ruleIndex, ruleSegment } from '../shm/slots.js';
-
-export interface RouteDecision {
-  processor_id: string;
-  weight: number;
-  fallback_processor_id: string;
-  decision_source: (typeof DECISION_SOURCE_NAMES)[number];
-  failure_probability: number | null;
-  rule_id: string;
-}
 
 // Reused across calls: the front thread is single-threaded and decide() is synchronous.
 const values: (string | null)[] = [null, null, null, null, null, null];

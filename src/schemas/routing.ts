@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { AMOUNT_TIERS } from '../routing/amount-tier.js';
+import { DECISION_SOURCE_NAMES } from '../shm/layout.js';
 import { Id, Name, Nullable, MAX_ID_LENGTH } from './common.js';
 
 export const PAYMENT_METHODS = ['card', 'bank_transfer', 'wallet', 'bnpl'] as const;
@@ -30,7 +31,7 @@ export const RouteDecision = Type.Object(
     processor_id: Type.String(),
     weight: Type.Number({ minimum: 0, maximum: 1, description: 'share of this rule\'s traffic the chosen processor currently receives' }),
     fallback_processor_id: Type.String(),
-    decision_source: Type.Union([Type.Literal('rules'), Type.Literal('prediction'), Type.Literal('mab')]),
+    decision_source: Type.Union(DECISION_SOURCE_NAMES.map((s) => Type.Literal(s))),
     failure_probability: Nullable(
       Type.Number({ minimum: 0, maximum: 1, description: 'Tier 2 prediction for the chosen processor; a number whenever Tier 2 is on (the model\'s no-evidence prior before the rule\'s first evaluation); null only when Tier 2 is off' }),
     ),
@@ -38,6 +39,8 @@ export const RouteDecision = Type.Object(
   },
   { $id: 'RoutingDecision' },
 );
+/** What decide() returns and POST /v1/route answers (written by json-writers.ts on the hot path). */
+export type RouteDecision = Static<typeof RouteDecision>;
 
 export const OutcomeReport = Type.Object(
   {

@@ -34,6 +34,8 @@ export interface StoreStatus {
   failingSinceMs: number | null;
   /** Records that could not be decoded at start and were set aside (see quarantine). */
   quarantined: number;
+  /** Cluster mode: the change feed from the other replicas. */
+  feed?: { listening: boolean; remoteChangesApplied: number };
 }
 
 /** The errno of an lmdb-js write failure, if it has one (it may be nested in commitError). */

@@ -99,6 +99,14 @@ export interface Store {
    * store's reads just before the handler runs. Never called by a single-process store.
    */
   onRemoteChange<V>(collection: string, handler: RemoteChangeHandler<V>): void;
+  /**
+   * Cluster mode (a shared store): the replica ids holding 'replica'-scoped entries of `name`,
+   * and taking over another replica's (its webhook retry queue, once that replica is gone):
+   * moved under this replica's id in one statement, so of two replicas adopting at once each
+   * entry goes to one. Absent on a single-process store.
+   */
+  replicasWithEntries?(name: string): Promise<string[]>;
+  adoptReplicaEntries?<V>(name: string, fromReplica: string): Promise<{ tenantId: string; id: string; value: V }[]>;
   /** True while the backend answers. */
   connected(): boolean;
   /** Whether writes are going through (a full disk makes them fail with 507). */

@@ -108,9 +108,29 @@ export class DeliveryRecords {
    * index entries whose webhook or record is gone are removed. Returns how many were resumed.
    */
   resume(find: (tenantId: string, webhookId: string) => WebhookRecord | undefined, send: (tenantId: string, hook: WebhookRecord, rec: DeliveryRecord) => void): number {
+    return this.resumeEntries(this.pendingIndex.listAll(), find, send);
+  }
+
+  /**
+   * Cluster mode: the pending deliveries of a replica that is gone, whose index entries the
+   * store has just moved under this replica (Store.adoptReplicaEntries): sent from here on.
+   */
+  adopt(
+    entries: Iterable<{ tenantId: string; id: string; value: { webhook_id: string } }>,
+    find: (tenantId: string, webhookId: string) => WebhookRecord | undefined,
+    send: (tenantId: string, hook: WebhookRecord, rec: DeliveryRecord) => void,
+  ): number {
+    return this.resumeEntries(entries, find, send);
+  }
+
+  private resumeEntries(
+    entries: Iterable<{ tenantId: string; id: string; value: { webhook_id: string } }>,
+    find: (tenantId: string, webhookId: string) => WebhookRecord | undefined,
+    send: (tenantId: string, hook: WebhookRecord, rec: DeliveryRecord) => void,
+  ): number {
     let resumed = 0;
     const stale: { tenantId: string; id: string }[] = [];
-    for (const { tenantId, id, value } of this.pendingIndex.listAll()) {
+    for (const { tenantId, id, value } of entries) {
       const hook = find(tenantId, value.webhook_id);
       const rec = hook ? this.deliveries.get(deliveryScope(tenantId, hook.id), id) : undefined;
       if (!hook || !rec || rec.status !== 'pending') {

@@ -41,8 +41,10 @@ export class WebhookDispatcher {
   private readonly deliveries: DeliveryRecords;
   private readonly thread: DeliveryThread;
   private readonly publisher: Publisher;
+  private readonly store: Store;
 
   constructor(opts: DispatcherOptions) {
+    this.store = opts.store;
     this.thread = new DeliveryThread({
       config: opts.config,
       version: opts.version,
@@ -92,6 +94,30 @@ export class WebhookDispatcher {
       (tenantId, hook, rec) => this.thread.deliver(tenantId, hook, rec),
     );
     log.info('webhooks started', { webhooks: hooks, resumed_deliveries: resumed });
+  }
+
+  /**
+   * Cluster mode on a shared store: takes over the pending deliveries of `replicaId`, a replica
+   * that is gone (the cluster leader decides that), and sends them from here. 0 on a store
+   * without replicas, or while the thread is not running.
+   */
+  async adoptFrom(replicaId: string): Promise<number> {
+    const store = this.store;
+    if (store.adoptReplicaEntries === undefined || this.thread.state !== 'running') return 0;
+    const entries = await store.adoptReplicaEntries<{ webhook_id: string }>('webhook_pending', replicaId);
+    if (entries.length === 0) return 0;
+    const n = this.deliveries.adopt(
+      entries,
+      (tenantId, webhookId) => this.registry.find(tenantId, webhookId),
+      (tenantId, hook, rec) => this.thread.deliver(tenantId, hook, rec),
+    );
+    log.warn('webhook deliveries taken over from a replica that is gone', { from_replica: replicaId, deliveries: n });
+    return n;
+  }
+
+  /** Replica ids holding pending deliveries in the shared store (cluster mode), [] otherwise. */
+  async replicasWithPending(): Promise<string[]> {
+    return (await this.store.replicasWithEntries?.('webhook_pending')) ?? [];
   }
 
   /**

@@ -4,9 +4,12 @@
  * signed and sent on every attempt and redelivery, so a signature always matches the body.
  */
 import { randomBytes } from 'node:crypto';
+import type { StatusName } from '../shm/layout.js';
+import { TRANSITION_EVENTS, type TransitionEvent } from '../tiers/tier1/events.js';
 
-export const EVENT_TYPES = ['failover.triggered', 'failover.recovered', 'processor.degraded', 'processor.healthy'] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+/** A webhook event type is one of Tier 1's transition events (their wire names, in the order the API lists them). */
+export const EVENT_TYPES = TRANSITION_EVENTS;
+export type EventType = TransitionEvent;
 
 export function isEventType(v: unknown): v is EventType {
   return typeof v === 'string' && (EVENT_TYPES as readonly string[]).includes(v);
@@ -27,17 +30,15 @@ export interface FailoverEventData {
   threshold: number;
 }
 
-export type ProcessorStatus = 'healthy' | 'degraded' | 'failed_over';
-
 /** `processor.degraded` and `processor.healthy`. */
 export interface ProcessorEventData {
   rule_id: string;
   processor_id: string;
   role: 'primary' | 'secondary';
   /** The status the processor moved to. */
-  status: ProcessorStatus;
+  status: StatusName;
   /** The status it moved from. */
-  previous_status: ProcessorStatus;
+  previous_status: StatusName;
   reason: string;
   trigger_value: number;
   threshold: number;

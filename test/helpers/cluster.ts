@@ -125,7 +125,7 @@ export class Traffic {
         (res) => {
           if (res.status !== 202) this.failedOutcomes.push(`${r.id}: ${res.status}`);
         },
-        (e) => void this.failedOutcomes.push(`${r.id}: ${String(e)}`),
+        (e) => void this.failedOutcomes.push(`${r.id}: ${describe(e)}`),
       ),
     );
     if (this.withRoutes) {
@@ -135,7 +135,7 @@ export class Traffic {
           (res) => {
             if (res.status !== 200) this.failedRoutes.push(`${r.id}: ${res.status} ${res.text.slice(0, 200)}`);
           },
-          (e) => void this.failedRoutes.push(`${r.id}: ${String(e)}`),
+          (e) => void this.failedRoutes.push(`${r.id}: ${describe(e)}`),
         ),
       );
     }
@@ -152,6 +152,12 @@ export class Traffic {
   }
 }
 
+/** A failed fetch with its cause (connection refused, reset, timeout...) and when. */
+function describe(e: unknown): string {
+  const cause = (e as { cause?: { code?: string; message?: string } })?.cause;
+  return `${String(e)}${cause ? ` (${cause.code ?? ''} ${cause.message ?? ''})` : ''} at ${new Date().toISOString()}`;
+}
+
 export interface Delivery {
   event_type: string;
   rule_id: string;
@@ -160,6 +166,8 @@ export interface Delivery {
 
 export class WebhookReceiver {
   readonly got: Delivery[] = [];
+  /** While true, requests are received but never answered (a receiver that hangs). */
+  hang = false;
   private server!: Server;
   port = 0;
 
@@ -174,7 +182,7 @@ export class WebhookReceiver {
         } catch {
           // not ours
         }
-        res.writeHead(200).end();
+        if (!this.hang) res.writeHead(200).end();
       });
     });
     await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));

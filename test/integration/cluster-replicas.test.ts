@@ -56,6 +56,8 @@ describe.skipIf(!pg.ok)('cluster mode: three replicas on one PostgreSQL schema',
     const metrics = (await a.request('GET', '/metrics/')).text;
     expect(metrics).toContain(`service_replica_info{replica_id="r1",store="postgres",cluster="${schema}"} 1`);
     expect(metrics).toMatch(/service_store_connected 1/);
+    expect(metrics).toMatch(/service_store_listening 1/);
+    expect(metrics).toMatch(/service_store_remote_changes_total \d+/);
     const migrations = await pgQuery<{ version: number }>(`SELECT version FROM "${schema}".schema_migrations`);
     expect(migrations.map((m) => m.version)).toEqual([1]);
   });
@@ -115,6 +117,25 @@ describe.skipIf(!pg.ok)('cluster mode: three replicas on one PostgreSQL schema',
     const [ra, rc] = await Promise.all([a.request('POST', '/v1/rules', rule('c_same_a', ['SE', 'SEK']), KEY), c.request('POST', '/v1/rules', rule('c_same_c', ['SE', 'SEK']), KEY)]);
     expect([ra.status, rc.status].sort()).toEqual([201, 409]);
     expect((ra.status === 409 ? ra : rc).json.error.code).toBe('RULE_ALREADY_EXISTS');
+  });
+
+  it('tier configuration and an operator override set on one replica apply on the others', async () => {
+    const [a, b, c] = replicas;
+    expect((await b.request('POST', '/v1/config/tiers', { error_codes: { decline: ['soft_decline_x'] } }, KEY)).status).toBe(200);
+    for (const s of [a, c]) {
+      await within(1000, 'configuration', async () => ((await s.request('GET', '/v1/config/tiers', undefined, KEY)).json.error_codes?.decline ?? []).includes('soft_decline_x'));
+    }
+    expect((await a.request('POST', '/v1/rules', rule('c_pin', ['GR', 'EUR']), KEY)).status).toBe(201);
+    await within(1000, 'rule on c', async () => (await routes(c, { country: 'GR', currency: 'EUR' })) === 200);
+    expect((await a.request('POST', '/v1/rules/c_pin/override', { mode: 'pin', processor_id: 'adyen', expires_in_s: 600 }, KEY)).status).toBe(201);
+    await within(1000, 'pinned on c', async () => {
+      const r = await c.request('POST', '/v1/route', { country: 'GR', currency: 'EUR' }, KEY);
+      return r.json?.processor_id === 'adyen' && r.json?.weight === 1;
+    });
+    expect(((await a.request('GET', '/v1/overrides', undefined, KEY)).json as { rule_id?: string }[]).some((o) => o.rule_id === 'c_pin')).toBe(true);
+    expect((await c.request('DELETE', '/v1/rules/c_pin/override', undefined, KEY)).status).toBe(200);
+    await within(1000, 'override gone on a', async () => !((await a.request('GET', '/v1/overrides', undefined, KEY)).json as { rule_id?: string }[]).some((o) => o.rule_id === 'c_pin'));
+    await within(1000, 'unpinned on a', async () => (await a.request('POST', '/v1/route', { country: 'GR', currency: 'EUR' }, KEY)).json?.weight !== 1);
   });
 
   it('a webhook registered on one replica is listed on the others', async () => {

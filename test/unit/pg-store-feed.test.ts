@@ -120,6 +120,12 @@ describe.skipIf(!pg.ok)('PostgreSQL change feed between two replicas', () => {
     await soon(() => b.listening(), 5000);
   });
 
+  it('a second running store with the same replica id is refused', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'feed-'));
+    dirs.push(dir);
+    await expect(PostgresStore.open({ url: pg.url, schema, replicaId: 'a', local: new LmdbStore(dir), replicaIdWaitMs: 0 })).rejects.toThrow(/replica id "a" is in use/);
+  });
+
   it('announce: false writes are stored but not announced', async () => {
     await a.collection<number[]>('engine_state', { announce: false }).put('acme', 'r1', [1, 2]);
     const rows = await pgQuery<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".changes WHERE collection = 'engine_state'`);

@@ -3,11 +3,10 @@ import { Type } from '@sinclair/typebox';
 import { tenantOf, type AppContext } from '../../app-context.js';
 import { errors } from '../../errors.js';
 import { ErrorSchema, Nullable } from '../../schemas/common.js';
+import { ProcessorStatus } from '../../schemas/health.js';
 import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';
 import { RULE_ID } from '../../schemas/examples.js';
 import { checkPathId } from './rules.js';
-
-const Status = Type.Union([Type.Literal('healthy'), Type.Literal('degraded'), Type.Literal('failed_over')]);
 
 const DecisionView = Type.Object(
   {
@@ -20,7 +19,7 @@ const DecisionView = Type.Object(
         weight: Type.Number(),
         decision_source: Type.String(),
         failure_probability: Nullable(Type.Number()),
-        processors: Type.Array(Type.Object({ processor_id: Type.String(), status: Status }), { description: 'the rule\'s processors and their status when the payment was routed' }),
+        processors: Type.Array(Type.Object({ processor_id: Type.String(), status: ProcessorStatus }), { description: 'the rule\'s processors and their status when the payment was routed' }),
         decided_at: Type.String({ description: 'ISO 8601, UTC' }),
       }), Type.Null()],
       { description: 'null when only an outcome was reported with this transaction_id' },

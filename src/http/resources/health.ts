@@ -5,65 +5,16 @@ import { errors } from '../../errors.js';
 import type { EngineService } from '../../engine/engine-service.js';
 import { ruleHealth } from '../../engine/health-view.js';
 import { isLogCursor } from '../../store/log-cursor.js';
-import { ErrorSchema, Nullable } from '../../schemas/common.js';
+import { ErrorSchema } from '../../schemas/common.js';
 import { tierOf } from '../../tenants/tenant.js';
 import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';
 import { failoverEvent, RULE_ID, ruleHealth as ruleHealthExample } from '../../schemas/examples.js';
 import { checkPathId, isRuleId, PAGE_QUERY } from './rules.js';
 import { idPageRequest, nextLink } from '../pagination.js';
 import { chunked } from '../stream-reply.js';
-import { Override } from '../../schemas/overrides.js';
-
-const ProcessorHealth = Type.Object(
-  {
-    processor_id: Type.String(),
-    name: Type.String(),
-    status: Type.Union([Type.Literal('healthy'), Type.Literal('degraded'), Type.Literal('failed_over')]),
-    success_rate: Type.Number({ description: 'approved / all outcomes over the last 60 s; 1 before the first outcome' }),
-    error_rate: Type.Number({ description: 'technical errors / all outcomes over the last 60 s; 0 before the first outcome' }),
-    decline_rate: Type.Number({ description: 'issuer declines / all outcomes' }),
-    avg_latency_ms: Type.Number(),
-    p95_latency_ms: Type.Number({ description: 'over the last 60 s; 0 before the first outcome; with few samples, the percentile of those there are (see sample_count)' }),
-    p99_latency_ms: Type.Number({ description: 'over the last 60 s; 0 before the first outcome; with few samples, the percentile of those there are (see sample_count)' }),
-    sample_count: Type.Integer(),
-    failure_probability: Nullable(Type.Number({ description: 'Tier 2 prediction, 0 to 1, from the moment the rule exists (the model\'s no-evidence prior before its first evaluation); null only when Tier 2 is off' })),
-    bandit_weight: Nullable(Type.Number({ description: 'Tier 3 allocation; null when the bandit is disabled' })),
-  },
-  { $id: 'ProcessorHealth' },
-);
-
-export const RuleHealth = Type.Object(
-  {
-    rule_id: Type.String(),
-    primary: ProcessorHealth,
-    secondary: ProcessorHealth,
-    decision: Type.Object({
-      processor_id: Type.String({ description: 'the processor receiving most of the traffic' }),
-      weight: Type.Number({ description: 'its share of the traffic' }),
-      decision_source: Type.String(),
-      failure_probability: Nullable(Type.Number()),
-      override: Type.Optional(Override),
-    }),
-  },
-  { $id: 'RuleHealth' },
-);
-
-const FailoverEvent = Type.Object(
-  {
-    event_id: Type.String({ description: 'cursor for `before`' }),
-    rule_id: Type.String(),
-    from_processor: Type.String(),
-    to_processor: Type.String(),
-    reason: Type.String(),
-    trigger_value: Type.Number(),
-    threshold: Type.Number(),
-    timestamp: Type.String({ description: 'ISO 8601, UTC' }),
-  },
-  { $id: 'FailoverEvent' },
-);
+import { FailoverEvent, RuleHealth } from '../../schemas/health.js';
 
 export const MAX_EVENTS_PAGE = 1000;
-
 
 export function healthEndpoints(app: AppContext, engine: EngineService): Endpoint[] {
   return [

@@ -17,7 +17,7 @@ import type { LiveRule } from '../../tenants/tenant.js';
 import { endpoint, jsonBody, type Ctx, type Endpoint } from '../endpoint.js';
 import { RULE_ID, ruleHealth as ruleHealthExample } from '../../schemas/examples.js';
 import { checkPathId } from './rules.js';
-import { RuleHealth } from './health.js';
+import { RuleHealth } from '../../schemas/health.js';
 
 const ruleOverrideInput = compile(RuleOverrideInput);
 const drainInput = compile(DrainInput);

@@ -51,6 +51,8 @@ export interface PostgresStoreOptions {
   statementTimeoutMs?: number;
   /** Connections of the write pool. Default 8. */
   poolSize?: number;
+  /** How long a start waits for its replica id to be free (another session holds it). Default 30 s. */
+  replicaIdWaitMs?: number;
 }
 
 /** Changes read per poll query (a longer backlog takes several). */
@@ -59,6 +61,12 @@ const POLL_BATCH = 2000;
 const REREAD_WINDOW = 1000;
 const RECONNECT_MS = 1000;
 const PRUNE_CHANGES_EVERY_MS = 60_000;
+/** Advisory lock class of the replica ids (the migrations use 0x5107). */
+const REPLICA_LOCK_CLASS = 0x5108;
+
+class ReplicaIdInUse extends Error {
+  override name = 'ReplicaIdInUse';
+}
 
 type Op = { kind: 'put' | 'insert' | 'remove'; c: PgCollection<unknown>; tenantId: string; id: string; value?: unknown };
 
@@ -200,7 +208,23 @@ export class PostgresStore implements Store {
       await store.pool.end().catch(() => undefined);
       throw e;
     }
-    await store.listen();
+    // The id of a replica whose host died stays locked until PostgreSQL drops its session
+    // (keepalives, ~25 s): a replacement started under that id waits for it.
+    const until = Date.now() + (o.replicaIdWaitMs ?? 30_000);
+    for (;;) {
+      try {
+        await store.listen(true);
+        break;
+      } catch (e) {
+        if (e instanceof ReplicaIdInUse && Date.now() < until) {
+          log.warn(`${e.message}; waiting for it to end`);
+          await new Promise((r) => setTimeout(r, 2000));
+          continue;
+        }
+        await store.pool.end().catch(() => undefined);
+        throw e;
+      }
+    }
     store.pollTimer = setInterval(() => store.requestPoll(), o.pollMs ?? 2000);
     store.pollTimer.unref();
     return store;
@@ -250,6 +274,26 @@ export class PostgresStore implements Store {
       this.logs.set(name, l);
     }
     return l as Log<V>;
+  }
+
+  async replicasWithEntries(name: string): Promise<string[]> {
+    const prefix = `${name}@`;
+    const rows = await this.guarded(async () => (await this.pool.query<{ collection: string }>(this.sql.replicaScopes, [`${prefix}%`])).rows);
+    return rows.map((r) => r.collection).filter((c) => c.startsWith(prefix)).map((c) => c.slice(prefix.length));
+  }
+
+  async adoptReplicaEntries<V>(name: string, fromReplica: string): Promise<{ tenantId: string; id: string; value: V }[]> {
+    if (fromReplica === this.o.replicaId) return [];
+    const own = `${name}@${this.o.replicaId}`;
+    const rows = await this.guarded(
+      async () => (await this.pool.query<{ tenant: string; id: string; value: Buffer; version: string }>(this.sql.adoptScope, [`${name}@${fromReplica}`, own])).rows,
+    );
+    const mem = this.memory(own);
+    return rows.map((r) => {
+      const value = decodeValue(r.value) as V;
+      mem.put(r.tenant, r.id, value, Number(r.version));
+      return { tenantId: r.tenant, id: r.id, value };
+    });
   }
 
   onRemoteChange<V>(collection: string, handler: RemoteChangeHandler<V>): void {
@@ -456,8 +500,13 @@ export class PostgresStore implements Store {
   }
 
   // ── change feed ──────────────────────────────────────────────────────────────────────
-  /** A dedicated connection LISTENs; it is named so operators (and tests) can find it. */
-  private async listen(): Promise<void> {
+  /**
+   * A dedicated connection LISTENs; it is named so operators (and tests) can find it. It also
+   * holds an advisory lock on the replica id while it lives: a replica skips the changes
+   * marked with its own id, so two running processes with one SERVICE_REPLICA_ID would never
+   * see each other's writes; the second one is refused at start.
+   */
+  private async listen(first = false): Promise<void> {
     if (this.closed) return;
     const client = new pg.Client({
       connectionString: this.o.url,
@@ -483,6 +532,18 @@ export class PostgresStore implements Store {
     client.on('notification', () => this.requestPoll());
     try {
       await client.connect();
+      // A session whose host vanished is dropped within ~25 s instead of the system's hours.
+      await client.query('SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3');
+      const own = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok', [REPLICA_LOCK_CLASS, `${this.o.schema}/${this.o.replicaId}`]);
+      if (!own.rows[0].ok) {
+        const msg = `replica id "${this.o.replicaId}" is in use by another running replica of cluster "${this.o.schema}": give each replica its own SERVICE_REPLICA_ID`;
+        if (first) {
+          client.removeAllListeners('end');
+          await client.end().catch(() => undefined);
+          throw new ReplicaIdInUse(msg);
+        }
+        log.error(msg);
+      }
       await client.query(`LISTEN ${quoteIdent(`${this.o.schema}_changes`)}`);
       if (this.closed) {
         await client.end();
@@ -491,6 +552,7 @@ export class PostgresStore implements Store {
       this.listener = client;
       this.requestPoll(); // what was written while no one listened
     } catch (e) {
+      if (e instanceof ReplicaIdInUse) throw e;
       lost((e as Error).message);
     }
   }
@@ -676,10 +738,12 @@ export class PostgresStore implements Store {
   }
 
   status(): StoreStatus {
-    const p = this.health.status();
+    const feed = { listening: this.listening(), remoteChangesApplied: this.remoteChangesApplied };
+    const p = { ...this.health.status(), feed };
     const l = this.o.local?.status();
     if (!l) return p;
     return {
+      feed,
       connected: this.connected(),
       writable: p.writable && l.writable,
       full: l.full,

@@ -65,6 +65,13 @@ export function statements(s: string) {
       ON CONFLICT (replica_id) DO UPDATE SET seen_at = now()`,
     replicaStarted: `INSERT INTO ${s}.replicas (replica_id, started_at, seen_at) VALUES ($1, now(), now())
       ON CONFLICT (replica_id) DO UPDATE SET started_at = now(), seen_at = now()`,
+    /** $1 name pattern (`webhook_pending@%`) → the replica-scoped collections that hold entries. */
+    replicaScopes: `SELECT DISTINCT collection FROM ${s}.entries WHERE collection LIKE $1`,
+    /**
+     * Moves another replica's entries of a replica-scoped collection under ours ($1 theirs, $2
+     * ours): one statement, so of two replicas adopting at once one gets each entry.
+     */
+    adoptScope: `UPDATE ${s}.entries SET collection = $2, version = nextval('${s}.entry_versions') WHERE collection = $1 RETURNING tenant, id, value, version`,
     /** The feed keeps an hour: a replica cut off longer reloads everything when it reconnects. */
     pruneChanges: `DELETE FROM ${s}.changes WHERE at < now() - interval '1 hour'`,
   };

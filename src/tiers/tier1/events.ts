@@ -3,8 +3,5 @@
  * turns each into a transition (src/engine/transitions.ts), an audit record and a webhook.
  * When each one fires is described in src/engine/transitions.ts.
  */
-export type TransitionEvent =
-  | 'processor.degraded'
-  | 'failover.triggered'
-  | 'failover.recovered'
-  | 'processor.healthy';
+export const TRANSITION_EVENTS = ['failover.triggered', 'failover.recovered', 'processor.degraded', 'processor.healthy'] as const;
+export type TransitionEvent = (typeof TRANSITION_EVENTS)[number];
