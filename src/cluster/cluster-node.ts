@@ -12,7 +12,9 @@
  */
 import { hostname } from 'node:os';
 import { log } from '../log.js';
-import { RI_WINDOW_PRIMARY, RI_WINDOW_SECONDARY, RULE_I32_STRIDE, RULE_MASK, RULE_SHIFT, WINDOW_MASK, WINDOW_SHIFT } from '../shm/layout.js';
+import { processorRowOffset } from '../shm/slots.js';
+import { processorRows } from '../shm/tables.js';
+import { PF_STATUS, ProcessorStatus, RI_WINDOW_PRIMARY, RI_WINDOW_SECONDARY, RULE_I32_STRIDE, RULE_MASK, RULE_SHIFT, WINDOW_MASK, WINDOW_SHIFT } from '../shm/layout.js';
 import type { SharedTables } from '../shm/tables.js';
 import type { OutcomeKind } from '../shm/window.js';
 import type { TenantRegistry } from '../tenants/registry.js';
@@ -326,9 +328,17 @@ export class ClusterNode {
       }
       return 'deferred';
     }
+    // The first table after start (or after leading) shows states, not transitions: not counted.
+    const counting = this.follower.appliedOf(tenant.id) !== undefined;
     readTableRules(h, (e) => {
       const rule = this.index.rule(tenant.id, e.key);
-      if (rule && tenant.rules.get(rule.record.rule_id) === rule) applyRuleEntry(this.tables, rule.slot, e);
+      if (!rule || tenant.rules.get(rule.record.rule_id) !== rule) return;
+      const rows = processorRows(this.tables, rule.slot);
+      const wasFailedOver = rows[processorRowOffset(rule.slot, 0) + PF_STATUS] === ProcessorStatus.FailedOver;
+      applyRuleEntry(this.tables, rule.slot, e);
+      // The leader's failover, seen here: /v1/stats counts it on every replica (the audit entry
+      // and the webhook stay the leader's).
+      if (counting && !wasFailedOver && e.procs[0].status === ProcessorStatus.FailedOver && rule.record.primary_id !== rule.record.secondary_id) tenant.counters.failovers++;
     });
     this.events.table?.('applied');
     this.updateRole();

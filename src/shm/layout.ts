@@ -142,8 +142,17 @@ export const G_P95_DEN = PF_GRU_BASE + 5;
 export const G_PROB = PF_GRU_BASE + 6;
 export const PROB_HISTORY = 4;
 export const G_HIDDEN = G_PROB + PROB_HISTORY;
+/**
+ * Decayed sums of technical errors and of outcomes (one update per GRU step, 10-minute
+ * half-life): the processor's own usual error rate, against which the policy measures a rise
+ * (src/tiers/foresight/rise.ts). Last in the block, after the hidden state's room, so that a
+ * reset of the hidden state keeps them (like the latency baselines) and rows checkpointed
+ * before they existed read as "no baseline yet" (those fields were unused hidden room, 0).
+ */
+export const G_ERR_NUM = PF_GRU_BASE + PF_GRU_LEN - 2;
+export const G_ERR_DEN = PF_GRU_BASE + PF_GRU_LEN - 1;
 /** Largest hidden size the reserved fields hold. */
-export const MAX_HIDDEN = PF_GRU_BASE + PF_GRU_LEN - G_HIDDEN;
+export const MAX_HIDDEN = G_ERR_NUM - G_HIDDEN;
 
 export const enum ProcessorStatus {
   Healthy = 0,

@@ -79,6 +79,17 @@ describe.skipIf(redisUnavailable !== undefined)('cluster mode: one engine over R
     const audit = await Promise.all(replicas.map(async (r) => (await r.request('GET', '/v1/failover-events?limit=100')).json));
     const entries = audit.flat().filter((e: any) => e.rule_id === 'us_card');
     expect(entries).toHaveLength(1);
+
+    // Every replica's /v1/stats counts the failover once.
+    const stats = await Promise.all(replicas.map(async (r) => (await r.request('GET', '/v1/stats')).json.failover_events));
+    expect(stats).toEqual([1, 1, 1]);
+
+    // Operator commands are the leader's: a follower answers 503 naming it.
+    const leader = await leaderOf(replicas);
+    const follower = replicas.find((r) => r !== leader)!;
+    const refused = await follower.request('POST', '/v1/rules/us_card/recover');
+    expect(refused.status).toBe(503);
+    expect(refused.text).toContain(leader.id);
   });
 
   it('a run of technical failures on one follower alone gets the leader to fail over at once', async () => {

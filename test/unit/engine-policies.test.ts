@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { evidenceStrength, preferOnTies } from '../../src/tiers/autopilot/allocate.js';
 import { resolveBanditConfig } from '../../src/tiers/autopilot/config.js';
 import { loadModel } from '../../src/tiers/foresight/model.js';
-import { DEFAULT_FORESIGHT_CONFIG, evidenceFactor, predictedShare, resolveForesightConfig } from '../../src/tiers/foresight/policy.js';
+import { DEFAULT_FORESIGHT_CONFIG, evidenceFactor, predictedShare, resolveForesightConfig, type ForesightConfig } from '../../src/tiers/foresight/policy.js';
 import { createForesightStage } from '../../src/tiers/foresight/stage.js';
 import type { StepResult } from '../../src/tiers/foresight/step.js';
 import { DecisionSource, PF_BANDIT_WEIGHT, G_PROB } from '../../src/shm/layout.js';
@@ -30,8 +30,10 @@ describe('Tier 2: proportional cut', () => {
     for (let i = 1; i < acting.length; i++) expect(acting[i]).toBeLessThanOrEqual(acting[i - 1]);
     expect(acting[0]).toBeLessThan(0.9);
     expect(acting[acting.length - 1]).toBe(cfg.minPrimaryShare);
-    // Proportional: just above the threshold the cut is small, not a jump.
-    expect(0.9 - acting[0]).toBeLessThan(0.15);
+    // Proportional: just above the threshold the cut is gain · risk of the share, not a jump.
+    const risk = (0.25 - cfg.actionThreshold) / (1 - cfg.actionThreshold);
+    expect(0.9 - acting[0]).toBeCloseTo(0.9 * cfg.shiftGain * risk * (1 - 0.01 / 0.25), 10);
+    expect(0.9 - acting[0]).toBeLessThan(0.9 / 2);
   });
 
   it('shrinks as the secondary is less safe, and vanishes when it is as risky or currently failing more', () => {
@@ -64,7 +66,10 @@ describe('Tier 2: proportional cut', () => {
 
   it('through the pipeline, in virtual time: the share follows the probability down and back up', () => {
     // The model's output is replaced by a scripted probability per processor (the injected risk),
-    // so the test is about the policy, not about what the GRU makes of the traffic.
+    // so the test is about the policy, not about what the GRU makes of the traffic. The
+    // primary's error rate rises from its usual 2% while the risk is raised (12%, 17%, 22%,
+    // then 12%: the rise evidence the policy also asks for, rise.ts) and falls back with it.
+    // A gain of 1.5 (the tenant's prediction_shift_gain) keeps every phase below the full cut.
     // Phases start at 200 s: by then the model has run its 3 minutes and is fully trusted.
     const T = 200_000;
     const script = (k: 0 | 1, t: number): number =>
@@ -80,9 +85,15 @@ describe('Tier 2: proportional cut', () => {
       },
     });
     const s = new Sim({ seed: 3, stages: [stage], startMs: start });
+    const gentle = resolveForesightConfig({ shiftGain: 1.5 });
     s.config.predictionEnabled = true;
+    (s.config as { foresight: ForesightConfig }).foresight = gentle;
     const samples: Array<[number, number, DecisionSource]> = [];
-    s.run(T + 180_000, { rate: 20, model: () => ({ err: 0.02 }), onEval: (t) => samples.push([t, s.share(), s.source()]) });
+    const rising: Model = (k, t) => {
+      if (k === 1 || t < T - 5000 || t >= T + 120_000) return { err: 0.02 };
+      return { err: t < T + 30_000 ? 0.12 : t < T + 60_000 ? 0.17 : t < T + 90_000 ? 0.22 : 0.12 };
+    };
+    s.run(T + 180_000, { rate: 20, model: rising, onEval: (t) => samples.push([t, s.share(), s.source()]) });
     const shareIn = (from: number, to: number): number[] => samples.filter(([t]) => t >= from + 6000 && t < to).map(([, x]) => x);
     const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
     const m = [0, 1, 2, 3, 4, 5].map((i) => mean(shareIn(T + (i - 1) * 30_000, T + i * 30_000 + (i === 5 ? 30_000 : 0))));
@@ -94,11 +105,24 @@ describe('Tier 2: proportional cut', () => {
     expect(m[4]).toBeGreaterThan(m[3]);
     expect(m[4]).toBeLessThan(0.9);
     expect(m[5]).toBeCloseTo(0.9, 12);
-    // Each phase's share is the policy's for that p at 20 tx/s (about 1200 outcomes a minute).
-    const expected = (p: number): number => predictedShare(0.9, p, 0.02, cfg, NaN, NaN, 1200);
+    // Each phase's share is the policy's for that p at 20 tx/s (about 1200 outcomes a minute),
+    // with the rise evidence full (12% for 15 s against a usual 2%).
+    const expected = (p: number): number => predictedShare(0.9, p, 0.02, gentle, NaN, NaN, 1200);
     expect(m[2]).toBeCloseTo(expected(0.6), 1);
     expect(samples.filter(([t]) => t >= T + 36_000 && t < T + 60_000).every(([, , src]) => src === DecisionSource.Prediction)).toBe(true);
     expect(samples.filter(([t]) => t >= T + 126_000).every(([, x, src]) => Math.abs(x - 0.9) < 1e-12 && src === DecisionSource.Rules)).toBe(true);
+    // The same scripted risk on a processor whose error rate stays at its usual 2%: no rise, no cut.
+    const flat = new Sim({ seed: 3, stages: [createForesightStage({ model: loadModel(), onStep: (o) => {
+      const row = o.processor === 0 ? o.ctx.primary.row : o.ctx.secondary.row;
+      const p = script(o.processor, o.nowMs - start);
+      o.ctx.rules.procF64[row + G_PROB] = p;
+      (o.step as StepResult).prob = p;
+    } })], startMs: start });
+    flat.config.predictionEnabled = true;
+    const flatShares: number[] = [];
+    flat.run(T + 180_000, { rate: 20, model: () => ({ err: 0.02 }), onEval: () => flatShares.push(flat.share()) });
+    expect(Math.min(...flatShares)).toBeGreaterThan(0.85);
+    expect(flatShares.filter((x) => x < 0.9).length).toBeLessThan(flatShares.length / 10);
     // Before the model is trusted (its first 3 minutes), the same risk moves much less.
     const early = new Sim({ seed: 3, stages: [createForesightStage({ model: loadModel(), onStep: (o) => {
       const row = o.processor === 0 ? o.ctx.primary.row : o.ctx.secondary.row;
@@ -107,8 +131,10 @@ describe('Tier 2: proportional cut', () => {
       (o.step as StepResult).prob = p;
     } })], startMs: start });
     early.config.predictionEnabled = true;
+    (early.config as { foresight: ForesightConfig }).foresight = gentle;
     const earlyShares: number[] = [];
-    early.run(200_000, { rate: 20, model: () => ({ err: 0.02 }), onEval: (t) => earlyShares.push(t < 30_000 ? 0.9 - early.share() : NaN) });
+    const lateRise: Model = (k, t) => ({ err: k === 0 && t >= 170_000 ? 0.12 : 0.02 });
+    early.run(200_000, { rate: 20, model: lateRise, onEval: (t) => earlyShares.push(t < 30_000 ? 0.9 - early.share() : NaN) });
     expect(earlyShares.filter((x) => !Number.isNaN(x)).every((x) => Math.abs(x) < 1e-12)).toBe(true); // nothing during the 30 s warm-up
     expect(early.share()).toBeCloseTo(expected(0.6), 1); // fully trusted after 3 minutes
   });

@@ -14,6 +14,7 @@ import {
   resetHidden,
   stepAction,
   sustainedProbability,
+  heldProbability,
 } from '../../src/tiers/foresight/state.js';
 import {
   PF_GRU_BASE,
@@ -21,6 +22,8 @@ import {
   PROC_F64_STRIDE,
   WINDOW_MASK,
   WINDOW_SHIFT,
+  G_ERR_DEN,
+  G_ERR_NUM,
   G_HIDDEN,
   G_P95_DEN,
   G_STEPS,
@@ -46,7 +49,9 @@ function setup() {
 
 describe('foresight features', () => {
   it('the row layout fits the reserved PF_GRU fields', () => {
-    expect(G_HIDDEN + MAX_HIDDEN).toBe(PF_GRU_BASE + PF_GRU_LEN);
+    // The hidden state's room, then the two error-baseline fields closing the block.
+    expect(G_HIDDEN + MAX_HIDDEN).toBe(G_ERR_NUM);
+    expect([G_ERR_NUM, G_ERR_DEN]).toEqual([PF_GRU_BASE + PF_GRU_LEN - 2, PF_GRU_BASE + PF_GRU_LEN - 1]);
     expect(MAX_HIDDEN).toBeGreaterThanOrEqual(16);
   });
 
@@ -136,8 +141,18 @@ describe('foresight step schedule', () => {
     expect(sustainedProbability(row, 0, 1)).toBe(0.97);
     expect(sustainedProbability(row, 0, 2)).toBe(0.97);
     expect(sustainedProbability(row, 0, 3)).toBe(0.85);
+    // Held one step: a single low step does not release the risk, two do.
+    pushProbability(row, 0, 0.1);
+    markStepped(row, 0, T0 + probs.length * STEP_MS);
+    expect([sustainedProbability(row, 0, 1), heldProbability(row, 0, 1), heldProbability(row, 0, 2)]).toEqual([0.1, 0.97, 0.97]);
+    pushProbability(row, 0, 0.15);
+    markStepped(row, 0, T0 + (probs.length + 1) * STEP_MS);
+    expect([heldProbability(row, 0, 1), heldProbability(row, 0, 2), heldProbability(row, 0, 3)]).toEqual([0.15, 0.1, 0.1]);
+    // Over all PROB_HISTORY steps there is no step before to hold.
+    expect(heldProbability(row, 0, PROB_HISTORY)).toBe(sustainedProbability(row, 0, PROB_HISTORY));
     resetHidden(row, 0);
     expect(sustainedProbability(row, 0, 1)).toBe(0);
+    expect(heldProbability(row, 0, 1)).toBe(0);
     expect(row[G_STEPS]).toBe(0);
   });
 });

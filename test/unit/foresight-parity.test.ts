@@ -15,6 +15,7 @@ import { readFileSync } from 'node:fs';
 import { defaultModelPath, loadModel, parseModel, type ForesightModelJson } from '../../src/tiers/foresight/model.js';
 import { importWeights } from '../../bench/train/gru-tf.js';
 import { Rng } from '../../bench/sim/rng.js';
+import { MAX_HIDDEN } from '../../src/shm/layout.js';
 
 const T = 60;
 const TOL = 1e-4;
@@ -119,7 +120,7 @@ function maxDiff(a: number[], b: number[]): number {
 describe('GRU kernel parity with TensorFlow.js', () => {
   it.each([
     [16, 'sigmoid'],
-    [24, 'sigmoid'],
+    [MAX_HIDDEN, 'sigmoid'], // the largest hidden state the processor row holds
     [8, 'hard_sigmoid'],
   ] as const)('reset_after=false, %i units, %s: tf.layers.gru', (units, act) => {
     const json = randomJson(units, 100 + units, false, act);

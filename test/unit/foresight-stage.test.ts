@@ -58,7 +58,9 @@ describe('Foresight with the trained model', () => {
     expect(after.length).toBeGreaterThan(0);
     for (const e of after) {
       expect(e.source).toBe('rules');
-      expect(e.share).toBeLessThanOrEqual(0.06); // its recovery probes (1 probe/s of 20 tx/s, slow start)
+      // Its recovery probes only: at 60% errors a 3-probe batch sometimes has a single error, so
+      // the slow start may climb a step or two before a burst drops it back; never above the ladder.
+      expect(e.share).toBeLessThanOrEqual(0.25);
       expect(Number.isFinite(e.pPrimary)).toBe(true); // still published while Tier 1 overrides
     }
     // And before the ramp: no shift of 20% or more.

@@ -108,7 +108,7 @@ describe('recovery', () => {
     );
   });
 
-  it('while the outage lasts, probe rounds repeat at the base suspension and each costs about probeBurst failures', () => {
+  it('while the outage lasts, probe rounds repeat at the base suspension (longer only to keep failed probes near 2% of traffic), each costing a failure or two', () => {
     const s = new Sim({ seed: 11 });
     const suspensions: number[] = [];
     let lastResume = 0;
@@ -125,7 +125,10 @@ describe('recovery', () => {
         }
       },
     });
-    expect(new Set(suspensions)).toEqual(new Set([5000]));
+    // The streak's base suspension, stretched when a round's failed probes would be more
+    // than probeShare (2%) of the traffic meanwhile: 2.5 s per failed probe at 20 tx/s.
+    expect(Math.min(...suspensions)).toBe(5000);
+    expect(Math.max(...suspensions)).toBeLessThanOrEqual(6 * 2500);
     const probes = s.routed[0] - routedAtFailover;
     const total = (20 * (1_800_000 - 60_000)) / 1000;
     const rounds = suspensions.length;
@@ -133,9 +136,10 @@ describe('recovery', () => {
       `a 29-minute outage at 20 tx/s: ${rounds} probe rounds, ${probes} probes (${(probes / rounds).toFixed(1)} per round), ` +
         `${((100 * probes) / total).toFixed(2)}% of traffic`,
     );
-    // probeBurst failures, plus those routed before the next evaluation saw them.
-    expect(probes / rounds).toBeLessThanOrEqual(4);
-    expect(probes / total).toBeLessThan(0.025);
+    // One failure (a round whose first probe fails ends at once) or probeBurst, plus those
+    // routed before the next evaluation saw them.
+    expect(probes / rounds).toBeLessThanOrEqual(3);
+    expect(probes / total).toBeLessThan(0.02);
     expect(countEvents(s.transitions)).toEqual({ 'failover.triggered[0]': 1 });
   });
 });

@@ -4,14 +4,14 @@ import { resolveTier1Config } from '../../src/tiers/tier1/config.js';
 import { newProcHealth } from '../../src/tiers/tier1/health.js';
 import { TOP_PROBE_STEP, tier1Overrides, tier1Share } from '../../src/tiers/tier1/share.js';
 import { newSignals, type Signals } from '../../src/tiers/tier1/signals.js';
-import { Role, stepProcessor, type StatusChange } from '../../src/tiers/tier1/state-machine.js';
+import { probationMs, Role, stepProcessor, suspensionMs, type StatusChange } from '../../src/tiers/tier1/state-machine.js';
 import { newProcState, type ProcState } from '../../src/tiers/tier1/state.js';
 
 const cfg = resolveTier1Config();
 const T0 = 1_700_000_000_000;
 
 /** Signals with the same counts on every horizon. */
-function sig(o: { n?: number; errors?: number; run?: number; newOk?: number; newTech?: number; nowMs?: number; p95?: number }): Signals {
+function sig(o: { n?: number; errors?: number; run?: number; newOk?: number; newTech?: number; nowMs?: number; p95?: number; ruleRate?: number }): Signals {
   const s = newSignals();
   s.horizons = cfg.horizonsMs.map((h) => ({ horizonMs: h, n: o.n ?? 0, errors: o.errors ?? 0 }));
   s.run = o.run ?? 0;
@@ -20,6 +20,7 @@ function sig(o: { n?: number; errors?: number; run?: number; newOk?: number; new
   s.completedEpoch = Math.floor((o.nowMs ?? T0) / 1000) - 1;
   s.p95Recent = o.p95 ?? NaN;
   s.p95RecentCount = Number.isNaN(s.p95Recent) ? 0 : 100;
+  s.ruleRate = o.ruleRate ?? 0;
   return s;
 }
 
@@ -64,8 +65,8 @@ describe('state machine', () => {
   });
 
   /** Credits `ok`/`tech` new probe outcomes one evaluation later (whole buckets after the last credited one). */
-  function probe(st: ProcState, role: Role, t: number, ok: number, tech = 0): StatusChange[] {
-    return step(st, sig({ newOk: ok, newTech: tech, nowMs: t }), role, t);
+  function probe(st: ProcState, role: Role, t: number, ok: number, tech = 0, ruleRate = 0): StatusChange[] {
+    return step(st, sig({ newOk: ok, newTech: tech, nowMs: t, ruleRate }), role, t);
   }
 
   it('slow start: each clean batch moves the probe share one step up; the top step recovers on the whole phase', () => {
@@ -115,24 +116,85 @@ describe('state machine', () => {
     expect(st.probeResumeMs - t).toBe(cfg.probeBackoffBaseMs);
   });
 
-  it('at the top step, a phase credibly above the recovery threshold (but not failing) is a failed round (hysteresis)', () => {
+  it('at the top step, 2 stray errors among many clean probes are no burst; more than the recovery threshold is', () => {
     const st = newProcState();
     step(st, sig({ run: 10 }), Role.Primary, T0);
     let t = st.probeResumeMs + 2000;
     for (let i = 0; i < TOP_PROBE_STEP; i++, t += 1000) probe(st, Role.Primary, t, cfg.minProbeSamples);
-    // 15% errors over 200 outcomes: credibly above 10%, far from 30%; arriving one per batch so no burst.
-    for (let i = 0; i < 40 && st.probeStep === TOP_PROBE_STEP; i++, t += 1000) {
-      expect(probe(st, Role.Primary, t, i % 4 === 0 ? 4 : 5, i % 4 === 0 ? 1 : 0)).toEqual([]);
-    }
-    expect(st.status).toBe(ProcessorStatus.FailedOver);
+    // 2 errors in 25 outcomes (8%): not a burst, and not yet credibly below 10% either: keep probing.
+    expect(probe(st, Role.Primary, t, 23, 2)).toEqual([]);
+    expect([st.status, st.probeStep]).toEqual([ProcessorStatus.FailedOver, TOP_PROBE_STEP]);
+    // The processor goes down again: a bucket of errors makes the step's share 24% > 10%: a failed round.
+    t += 1000;
+    expect(probe(st, Role.Primary, t, 0, 6)).toEqual([]);
+    expect([st.status, st.probeStep, st.probeTech]).toEqual([ProcessorStatus.FailedOver, 0, 0]);
+    expect(st.probeResumeMs - t).toBe(cfg.probeBackoffBaseMs);
+  });
+
+  it('at the top step, a phase credibly above the recovery threshold without any burst is a failed round (hysteresis)', () => {
+    const st = newProcState();
+    step(st, sig({ run: 10 }), Role.Primary, T0);
+    let t = st.probeResumeMs + 2000;
+    // One error per lower step (never 2: no burst) ...
+    for (let i = 0; i < TOP_PROBE_STEP; i++, t += 1000) probe(st, Role.Primary, t, cfg.minProbeSamples - 1, 1);
+    expect([st.probeStep, st.probeTech]).toEqual([TOP_PROBE_STEP, 3]);
+    // ... and one in the top step's batch (still no burst): 4 in 12 is credibly above 10%.
+    expect(probe(st, Role.Primary, t, cfg.minProbeSamples - 1, 1)).toEqual([]);
+    expect([st.status, st.probeStep, st.probeTech]).toEqual([ProcessorStatus.FailedOver, 0, 0]);
+    expect(st.probeResumeMs - t).toBe(cfg.probeBackoffBaseMs);
+  });
+
+  it('a phase whose first outcome is a technical error ends at once (dead on arrival); one after a success does not', () => {
+    const st = newProcState();
+    step(st, sig({ run: 10 }), Role.Primary, T0);
+    let t = st.probeResumeMs + 1000;
+    expect(probe(st, Role.Primary, t, 0, 1)).toEqual([]);
+    expect([st.probeStep, st.probeTech]).toEqual([0, 0]);
+    expect(st.probeResumeMs - t).toBe(cfg.probeBackoffBaseMs);
+    t = st.probeResumeMs + 1000;
+    probe(st, Role.Primary, t, 1);
+    t += 1000;
+    probe(st, Role.Primary, t, 0, 1);
+    expect([st.probeOk, st.probeTech, st.probeResumeMs < t]).toEqual([1, 1, true]);
+    t += 1000;
+    probe(st, Role.Primary, t, 1);
+    expect(st.probeStep).toBe(1);
+  });
+
+  it('on a quiet rule a failed round suspends until its failed probes are probeShare of the traffic', () => {
+    const st = newProcState();
+    step(st, sig({ run: 10 }), Role.Primary, T0);
+    let t = st.probeResumeMs + 1000;
+    // 2 tx/s: 3 failed probes are 2% of 75 s of traffic (150 payments).
+    probe(st, Role.Primary, t, 1, 0, 2);
+    t += 1000;
+    probe(st, Role.Primary, t, 0, 3, 2);
     expect(st.probeStep).toBe(0);
-    expect(st.probeResumeMs).toBeGreaterThan(t - 1000);
+    expect(st.probeResumeMs - t).toBe(75_000);
+    // 50 tx/s: 3 failed probes are 2% of 3 s, less than the streak's suspension, which applies.
+    t = st.probeResumeMs + 1000;
+    probe(st, Role.Primary, t, 1, 0, 50);
+    t += 1000;
+    probe(st, Role.Primary, t, 0, 3, 50);
+    expect(st.probeResumeMs - t).toBe(cfg.probeBackoffBaseMs);
+    // Never longer than the longest back-off.
+    t = st.probeResumeMs + 1000;
+    probe(st, Role.Primary, t, 1, 0, 0.1);
+    t += 1000;
+    probe(st, Role.Primary, t, 0, 3, 0.1);
+    expect(st.probeResumeMs - t).toBe(cfg.probeBackoffMaxMs);
   });
 
   it('flaps grow the back-off: each failover of a recovered processor doubles the suspension; a quiet 10 minutes starts over', () => {
     const st = newProcState();
     const recover = (from: number): number => {
       let t = Math.max(from, st.probeResumeMs) + 2000;
+      // A flapper (trips ≥ 2) must first stay clean at the bottom step through its probation.
+      const climbFrom = st.probeResumeMs + probationMs(st, cfg);
+      for (; t < climbFrom; t += 1000) {
+        probe(st, Role.Primary, t, 1);
+        expect(st.probeStep).toBe(0);
+      }
       for (let i = 0; i < TOP_PROBE_STEP; i++, t += 1000) probe(st, Role.Primary, t, cfg.minProbeSamples);
       probe(st, Role.Primary, t, 30);
       expect(st.status).toBe(ProcessorStatus.Healthy);
@@ -140,25 +202,57 @@ describe('state machine', () => {
     };
     step(st, sig({ run: 10 }), Role.Primary, T0);
     expect(st.probeResumeMs - T0).toBe(cfg.probeBackoffBaseMs);
+    expect(probationMs(st, cfg)).toBe(0);
     let t = recover(T0);
     const suspensions = [cfg.probeBackoffBaseMs];
+    const probations = [0];
     for (let i = 0; i < 3; i++) {
       t += 5000;
       step(st, sig({ run: 10, nowMs: t }), Role.Primary, t);
       suspensions.push(st.probeResumeMs - t);
+      probations.push(probationMs(st, cfg));
       t = recover(t);
     }
     const base = cfg.probeBackoffBaseMs;
     expect(suspensions).toEqual([base, 2 * base, 4 * base, 8 * base]);
+    expect(probations).toEqual([0, 8 * base, 16 * base, 32 * base]);
+    expect(suspensionMs(st, cfg)).toBe(8 * base);
     const later = t + cfg.backoffResetMs + 1;
     step(st, sig({ run: 10, nowMs: later }), Role.Primary, later);
-    expect([st.trips, st.probeResumeMs - later]).toEqual([1, base]);
+    expect([st.trips, st.probeResumeMs - later, probationMs(st, cfg)]).toEqual([1, base, 0]);
+  });
+
+  it("a flapper's probation: a burst during it is a failed round, and it cannot climb before it ends", () => {
+    const st = newProcState();
+    step(st, sig({ run: 10 }), Role.Primary, T0);
+    st.status = ProcessorStatus.Healthy; // as after a recovery
+    const t0 = T0 + 60_000;
+    step(st, sig({ run: 10, nowMs: t0 }), Role.Primary, t0);
+    expect(st.trips).toBe(2);
+    const probation = probationMs(st, cfg);
+    expect(probation).toBe(4 * suspensionMs(st, cfg));
+    let t = st.probeResumeMs + 1000;
+    for (let i = 0; i < 10; i++, t += 1000) probe(st, Role.Primary, t, 3);
+    expect(st.probeStep).toBe(0);
+    // 2 errors in a bucket after 30 clean probes: 6%, no burst; 5 more: a burst.
+    probe(st, Role.Primary, t, 0, 2);
+    expect(st.probeTech).toBe(2);
+    t += 1000;
+    probe(st, Role.Primary, t, 0, 3);
+    expect([st.probeStep, st.probeTech, st.probeResumeMs > t]).toEqual([0, 0, true]);
+    // A clean probation: the step moves only once it has lasted `probation`.
+    const resume = st.probeResumeMs;
+    for (t = resume + 1000; t < resume + probation; t += 1000) probe(st, Role.Primary, t, 1);
+    expect(st.probeStep).toBe(0);
+    probe(st, Role.Primary, resume + probation, 1);
+    expect(st.probeStep).toBe(1);
   });
 
   it('probe outcomes during the suspension are not credited', () => {
     const st = newProcState();
     step(st, sig({ run: 10 }), Role.Primary, T0);
-    expect(st.probeEpoch).toBe(Math.floor((T0 + cfg.probeBackoffBaseMs) / 1000));
+    // Credited from the bucket the probes resume in (no traffic before the resumption in it).
+    expect(st.probeEpoch).toBe(Math.floor((T0 + cfg.probeBackoffBaseMs) / 1000) - 1);
     const t1 = T0 + cfg.probeBackoffBaseMs / 2; // outcomes arriving now are late results of payments routed before the trip
     step(st, sig({ newTech: 30, nowMs: t1 }), Role.Primary, t1);
     expect(st.probeTech).toBe(0);
@@ -198,9 +292,14 @@ describe('tier 1 share', () => {
     const busy = h(6000, 0);
     expect([0, 1, 2, 3].map((probeStep) => tier1Share(down({ probeStep }), up, busy, h(0, 0), 0.9, false, cfg, now))).toEqual([0.02, 0.05, 0.1, 0.25]);
     expect(tier1Share(down({ probeResumeMs: now + 1 }), up, busy, h(0, 0), 0.9, false, cfg, now)).toBe(0);
-    // 20 tx/s: the bottom step is raised to 1 probe/s (5%); 2 tx/s: capped at the top step's 25%.
+    // 20 tx/s: the bottom step is raised to 1 probe/s (5%); 2 tx/s: to the floor's cap, 50%.
     expect(tier1Share(down({}), up, h(100, 100), h(1100, 0), 0.9, false, cfg, now)).toBeCloseTo(0.05, 12);
-    expect(tier1Share(down({}), up, h(20, 20), h(100, 0), 0.9, false, cfg, now)).toBe(0.25);
+    expect(tier1Share(down({}), up, h(20, 20), h(100, 0), 0.9, false, cfg, now)).toBe(0.5);
+    expect(tier1Share(down({ probeStep: 3 }), up, h(20, 20), h(100, 0), 0.9, false, cfg, now)).toBe(0.5);
+    // 10 tx/s: 10% at the bottom two steps, then the ladder's own 10% and 25%.
+    expect([0, 1, 2, 3].map((probeStep) => tier1Share(down({ probeStep }), up, h(100, 100), h(500, 0), 0.9, false, cfg, now))).toEqual([
+      0.1, 0.1, 0.1, 0.25,
+    ]);
     // Never above the configured weight.
     expect(tier1Share(down({ probeStep: 3 }), up, busy, h(0, 0), 0.2, false, cfg, now)).toBe(0.2);
     expect(tier1Overrides(down({}), up, false)).toBe(true);
@@ -209,9 +308,9 @@ describe('tier 1 share', () => {
   it('both failed: the lower posterior-mean error rate wins; a tie goes to the secondary', () => {
     const p = state(ProcessorStatus.FailedOver);
     const s = state(ProcessorStatus.FailedOver);
-    // 200 outcomes a minute in all (3.3 tx/s): the other's probes are at the 25% cap of the floor.
-    expect(tier1Share(p, s, h(100, 40), h(100, 60), 0.9, false, cfg, now)).toBe(0.75);
-    expect(tier1Share(p, s, h(100, 60), h(100, 40), 0.9, false, cfg, now)).toBe(0.25);
+    // 200 outcomes a minute in all (3.3 tx/s): the other's probes are at the floor, 1 probe/s (30%).
+    expect(tier1Share(p, s, h(100, 40), h(100, 60), 0.9, false, cfg, now)).toBeCloseTo(0.7, 12);
+    expect(tier1Share(p, s, h(100, 60), h(100, 40), 0.9, false, cfg, now)).toBeCloseTo(0.3, 12);
     expect(tier1Share(p, s, h(3000, 1200), h(3000, 1800), 0.9, false, cfg, now)).toBe(0.98);
     expect(tier1Share(p, s, h(0, 0), h(0, 0), 0.9, false, cfg, now)).toBe(0.02);
     // 1 error in 2 probes (mean 0.5) is not better than 40 in 100 (mean ~0.40).

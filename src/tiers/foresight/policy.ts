@@ -7,8 +7,14 @@
  *                                                      the last `confirmSteps` steps, default 1)
  *   advantage a = (1 − pS / p) · q                      how much safer the secondary is now
  *   evidence c = V / (V + EVIDENCE_HALF)               V: the rule's outcomes over the last minute
- *   cut = min(1, gain · r) · a · c · trust              trust: 0 → 1 over the model's first 3 minutes
+ *   rise e                                              how sure the primary's error rate (or p95
+ *                                                      latency) is above its own usual (rise.ts)
+ *   cut = min(1, gain · r) · a · c · e · trust          trust: 0 → 1 over the model's first 3 minutes
  *   share = max(floor, configured · (1 − cut))         (`prediction` when it is below configured)
+ *
+ * e is what lets the gain be high (5): at 20 tx/s a ramp starting from 2% and a noisy stretch
+ * of a processor usually at 10% get the same probability (0.2-0.4), but only the ramp is far
+ * above its own usual rate. Without a rise there is no cut, whatever the probability.
  *
  * c is how much the probability can be trusted to tell a real trend from noise: at 2 tx/s a
  * minute holds 120 outcomes and a random run of errors looks like the start of a ramp (on steady
@@ -49,7 +55,7 @@ export interface ForesightConfig {
 
 export const DEFAULT_FORESIGHT_CONFIG: ForesightConfig = Object.freeze({
   actionThreshold: 0.2,
-  shiftGain: 1.5,
+  shiftGain: 5,
   minPrimaryShare: 0.1,
   confirmSteps: 1,
 });
@@ -95,6 +101,7 @@ export function predictedShare(
   errSecondary = NaN,
   volume = Infinity,
   trust = 1,
+  rise = 1,
 ): number {
   const thr = cfg.actionThreshold;
   if (!(pPrimary > thr)) return NaN;
@@ -103,7 +110,7 @@ export function predictedShare(
   const excess = errSecondary - errPrimary;
   const q = excess > 0 ? Math.max(0, 1 - excess / ERROR_MARGIN) : 1;
   const evidence = volume === Infinity ? 1 : evidenceFactor(volume);
-  const cut = Math.min(1, cfg.shiftGain * risk) * safer * q * evidence * trust;
+  const cut = Math.min(1, cfg.shiftGain * risk) * safer * q * evidence * trust * rise;
   if (!(cut >= MIN_CUT)) return NaN;
   return Math.min(configured, Math.max(cfg.minPrimaryShare, configured * (1 - cut)));
 }

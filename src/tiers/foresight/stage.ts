@@ -15,13 +15,14 @@
  * The stage runs for every rule (it has no `enabled` hook) so that switching prediction off at
  * runtime also clears the published probabilities; when off it costs two comparisons per rule.
  */
-import { DecisionSource, G_STEPS, PF_ERROR_RATE, PF_FAILURE_PROB, PF_SAMPLE_COUNT } from '../../shm/layout.js';
+import { DecisionSource, G_STEPS, PF_ERROR_RATE, PF_FAILURE_PROB, PF_SAMPLE_COUNT, WINDOW_MASK } from '../../shm/layout.js';
 import type { DecisionFields } from '../../shm/decision.js';
 import type { ProcessorContext, RuleStage, RuleStageContext } from '../stage.js';
 import { newGruScratch, type GruScratch } from './gru-kernel.js';
 import { loadModel, type ForesightModel } from './model.js';
 import { predictedShare } from './policy.js';
-import { clearForesightState, sustainedProbability, trustOf } from './state.js';
+import { riseEvidence } from './rise.js';
+import { clearForesightState, heldProbability, trustOf } from './state.js';
 import { advanceProcessor, newStepResult, type StepResult } from './step.js';
 
 export interface StepObservation {
@@ -77,9 +78,15 @@ export function createForesightStage(opts: ForesightStageOptions = {}): RuleStag
       decision.failProbSecondary = rs.prob;
       // No cut to propose while Tier 1 overrides: runStages would discard it, and Tier 3 must not see it as a cap.
       if (ctx.tier1Override) return;
-      // Act on the primary's risk (over confirmSteps, default the current step) against the secondary's current one.
+      // Act on the primary's risk (over confirmSteps, default the current step; held one step)
+      // against the secondary's current one.
       const fc = cfg.foresight;
-      const risk = sustainedProbability(procF64, ctx.primary.row, fc.confirmSteps);
+      const risk = heldProbability(procF64, ctx.primary.row, fc.confirmSteps);
+      // Only worth reading the window when the policy may act at all.
+      const rise =
+        risk > fc.actionThreshold
+          ? riseEvidence(procF64, ctx.primary.row, ctx.primary.window, ctx.primary.windowIndex & WINDOW_MASK, ctx.nowMs, cfg.tier1.failoverThreshold)
+          : 0;
       const share = predictedShare(
         ctx.configWeight,
         risk,
@@ -89,6 +96,7 @@ export function createForesightStage(opts: ForesightStageOptions = {}): RuleStag
         procF64[ctx.secondary.row + PF_ERROR_RATE],
         procF64[ctx.primary.row + PF_SAMPLE_COUNT] + (ctx.sameProcessor ? 0 : procF64[ctx.secondary.row + PF_SAMPLE_COUNT]),
         trustOf(procF64, ctx.primary.row),
+        rise,
       );
       if (share < decision.primaryShare) {
         decision.primaryShare = share;

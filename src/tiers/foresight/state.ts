@@ -10,7 +10,7 @@
  * last one (an early evaluation in between republishes the last probability), and a gap
  * longer than MAX_GAP_MS restarts the hidden state (its history no longer describes now).
  */
-import { G_LAST_STEP_MS, G_PROB, G_STEPS, PF_GRU_BASE, PF_GRU_LEN, PROB_HISTORY } from '../../shm/layout.js';
+import { G_HIDDEN, G_LAST_STEP_MS, G_PROB, G_STEPS, MAX_HIDDEN, PF_GRU_BASE, PF_GRU_LEN, PROB_HISTORY } from '../../shm/layout.js';
 
 /** Wall time one GRU step stands for; also the training traces' step. */
 export const STEP_MS = 5000;
@@ -48,9 +48,12 @@ export function stepAction(procF64: Float64Array, row: number, nowMs: number): S
   return gap >= STEP_MS - STEP_TOLERANCE_MS ? StepAction.Step : StepAction.Skip;
 }
 
-/** Zeroes the hidden state, the probability history and the step count; latency baselines survive (still valid). */
+/**
+ * Zeroes the hidden state, the probability history and the step count; the latency and
+ * error-rate baselines survive (still valid).
+ */
 export function resetHidden(procF64: Float64Array, row: number): void {
-  procF64.fill(0, row + G_PROB, row + PF_GRU_BASE + PF_GRU_LEN);
+  procF64.fill(0, row + G_PROB, row + G_HIDDEN + MAX_HIDDEN);
   procF64[row + G_STEPS] = 0;
 }
 
@@ -69,6 +72,22 @@ export function sustainedProbability(procF64: Float64Array, row: number, steps: 
   let m = procF64[row + G_PROB];
   for (let i = 1; i < steps; i++) m = Math.min(m, procF64[row + G_PROB + i]);
   return m;
+}
+
+/**
+ * The risk the policy acts on: the sustained probability of this step or, if higher, of the
+ * step before (one step of hold). The onset is not delayed, but a single low step does not
+ * hand the traffic back: with most of its traffic moved away the primary's outcomes thin out
+ * and the probability can dip for a step in the middle of a ramp (on a 120 s ramp at 50 tx/s
+ * it fell from 0.49 to 0.06 and back to 0.63 at 29% errors, and the whole share came back
+ * for those 5 s). The hold keeps a cut at most 5 s longer once the risk has really passed.
+ */
+export function heldProbability(procF64: Float64Array, row: number, steps: number): number {
+  const now = sustainedProbability(procF64, row, steps);
+  if (steps >= PROB_HISTORY || procF64[row + G_STEPS] < Math.max(WARMUP_STEPS, steps) + 1) return now;
+  let before = procF64[row + G_PROB + 1];
+  for (let i = 2; i <= steps; i++) before = Math.min(before, procF64[row + G_PROB + i]);
+  return Math.max(now, before);
 }
 
 /**

@@ -4,11 +4,12 @@
  * the training-trace recorder (with no model), so the traces the model learns from are cut
  * on exactly the schedule, and with exactly the features, that the service later feeds it.
  */
-import { G_HIDDEN, G_PROB, WINDOW_MASK, type WindowSegmentViews } from '../../shm/layout.js';
+import { G_HIDDEN, G_LAST_STEP_MS, G_PROB, WINDOW_MASK, type WindowSegmentViews } from '../../shm/layout.js';
 import { computeFeatures, N_FEATURES } from './features.js';
 import { calibratedProbability, denseLogit, gruStep, normalise, type GruScratch } from './gru-kernel.js';
 import type { ForesightModel } from './model.js';
-import { markStepped, pushProbability, resetHidden, stepAction, StepAction } from './state.js';
+import { updateErrorBaseline } from './rise.js';
+import { markStepped, pushProbability, resetHidden, STEP_MS, stepAction, StepAction } from './state.js';
 
 export interface StepResult {
   /** A GRU step was taken at this evaluation (false: too soon, the last probability stands). */
@@ -46,6 +47,9 @@ export function advanceProcessor(
     out.prob = model === null ? NaN : procF64[row + G_PROB];
     return out;
   }
+  // The outcomes since the last step go into the usual error rate (one step's worth after a reset).
+  const sinceMs = action === StepAction.Step ? nowMs - procF64[row + G_LAST_STEP_MS] : STEP_MS;
+  updateErrorBaseline(procF64, row, window, windowIndex & WINDOW_MASK, nowMs, sinceMs);
   if (action === StepAction.ResetAndStep) resetHidden(procF64, row);
   computeFeatures(window, windowIndex & WINDOW_MASK, nowMs, procF64, row, out.raw);
   out.stepped = true;

@@ -69,7 +69,9 @@ export interface Tier1Config {
   /**
    * Probe rate floor (outcomes per second): on a quiet rule a 2% share would take minutes to
    * collect one batch (0.04 probes/s at 2 tx/s), so each step's share is at least this rate
-   * over the rule's traffic of the last minute (never above the top step, 25%).
+   * over the rule's traffic of the last minute (the floor itself capped at 50%, share.ts
+   * PROBE_FLOOR_CAP). The failed rounds' suspension stretches to keep the failed probes of
+   * such a rule near `probeShare` of its traffic (state-machine.ts failRound).
    */
   readonly minProbeRate: number;
   /** Consecutive technical failures that fail a processor over at once (the front thread's run counter). */
@@ -81,9 +83,12 @@ export interface Tier1Config {
   readonly probeShare: number;
   /**
    * Probe suspension after a failover; doubles with each further failover in the streak (a
-   * processor that flaps). A failed probe round suspends again for the streak's current
-   * suspension without growing it: a round costs only `probeBurst` failed payments, and the
-   * suspension bounds how long after an outage ends the processor is still ignored.
+   * processor that flaps, which must also stay clean at the bottom step for 4x the suspension
+   * before it climbs: state-machine.ts probationMs). A failed probe round suspends again for
+   * the streak's current suspension without growing it (longer only on a quiet rule, to keep
+   * its failed probes near `probeShare` of the traffic): a round costs one or two failed
+   * payments, and the suspension bounds how long after an outage ends the processor is still
+   * ignored.
    */
   readonly probeBackoffBaseMs: number;
   readonly probeBackoffMaxMs: number;

@@ -14,7 +14,7 @@
  * → 10% → 25%) one step per clean batch of probes (the state machine moves the step); the
  * recovery at the top step hands the configured weight back at once. Each step's share is
  * at least `minProbeRate` outcomes per second of the rule's traffic, so a quiet rule
- * collects its batches in seconds too, never above the top step.
+ * collects its batches in seconds too (the floor capped at PROBE_FLOOR_CAP: 50% at 2 tx/s).
  */
 import { COUNT_BUCKET_MS, ProcessorStatus } from '../../shm/layout.js';
 import type { Tier1Config } from './config.js';
@@ -24,6 +24,12 @@ import { HEALTH_HORIZON_MS } from './health.js';
 
 /** Probe shares of the slow-start steps above the bottom one (which is `probeShare`). */
 export const PROBE_LADDER: readonly number[] = Object.freeze([0.05, 0.1, 0.25]);
+/**
+ * The highest share the probe rate floor may raise a step to. At 2 tx/s a floor of 1 probe/s
+ * is half the traffic: the ~30 clean probes the recovery test needs then take half a minute,
+ * not a minute, which leaves room to space failed rounds out (state-machine.ts failRound).
+ */
+export const PROBE_FLOOR_CAP = 0.5;
 /** The top step: the recovery test runs there. */
 export const TOP_PROBE_STEP = PROBE_LADDER.length;
 /**
@@ -47,7 +53,7 @@ export function probeShareOf(st: ProcState, cfg: Tier1Config, nowMs: number, rul
   if (nowMs < st.probeResumeMs || cfg.probeShare <= 0) return 0;
   const step = ladderShare(st.probeStep, cfg);
   const floor = ruleRate > 0 ? cfg.minProbeRate / ruleRate : 0;
-  return Math.min(Math.max(step, floor), PROBE_LADDER[TOP_PROBE_STEP - 1]);
+  return Math.max(step, Math.min(floor, PROBE_FLOOR_CAP));
 }
 
 /** Outcomes per second on the rule over the last minute (both processors). */

@@ -34,10 +34,15 @@ export interface Signals {
   /** p95 over the latency horizon, NaN below the configured minimum of samples. */
   p95Recent: number;
   p95RecentCount: number;
+  /**
+   * The rule's outcomes per second over the last minute (both processors; 0 = unknown),
+   * set by the stage: a failed probe round's cost is weighed against it.
+   */
+  ruleRate: number;
 }
 
 export function newSignals(): Signals {
-  return { horizons: [], run: 0, newOk: 0, newTech: 0, completedEpoch: 0, p95Recent: NaN, p95RecentCount: 0 };
+  return { horizons: [], run: 0, newOk: 0, newTech: 0, completedEpoch: 0, p95Recent: NaN, p95RecentCount: 0, ruleRate: 0 };
 }
 
 const counts = emptyCounts();

@@ -10,7 +10,7 @@ import { windowIndex } from '../../shm/slots.js';
 import type { RuleStageContext } from '../stage.js';
 import { newProcHealth, readHealth, writeHealth } from './health.js';
 import { applyManualCommand } from './manual.js';
-import { followUpAt, tier1Overrides, tier1Share } from './share.js';
+import { followUpAt, ruleRateOf, tier1Overrides, tier1Share } from './share.js';
 import { newSignals, readSignals } from './signals.js';
 import { Role, stepProcessor, type StatusChange } from './state-machine.js';
 import { newProcState, readProcState, writeProcState, type ProcState } from './state.js';
@@ -50,14 +50,20 @@ export function createTier1Stage(): Tier1Stage {
       const judged = same ? 1 : PROCS_PER_RULE;
       for (let k = 0; k < judged; k++) {
         const p = k === 0 ? ctx.primary : ctx.secondary;
+        readHealth(p.window, windowIndex(p.windowIndex), nowMs, health[k]);
+      }
+      // The rule's traffic (what a failed probe round's cost is measured against).
+      const ruleRate = ruleRateOf(health[0], health[1], same);
+      for (let k = 0; k < judged; k++) {
+        const p = k === 0 ? ctx.primary : ctx.secondary;
         const st = readProcState(procF64, p.row, states[k]);
         const role = same ? Role.Sole : k === 0 ? Role.Primary : Role.Secondary;
         changes.length = 0;
         if (command !== ManualCommand.None) applyManualCommand(command, st, role, procF64[p.row + PF_ERROR_RATE], cfg, nowMs, changes);
         const w = windowIndex(p.windowIndex);
-        readHealth(p.window, w, nowMs, health[k]);
         const run = same ? Math.max(runP, runS) : k === 0 ? runP : runS;
         readSignals(p.window, w, nowMs, st, run, cfg, signals[k]);
+        signals[k].ruleRate = ruleRate;
         stepProcessor(st, signals[k], role, cfg, nowMs, changes);
         writeProcState(procF64, p.row, st);
         writeHealth(procF64, p.row, health[k]);

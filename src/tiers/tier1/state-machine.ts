@@ -10,12 +10,14 @@
  *
  * While failed_over, the processor is judged on its probe traffic only, in "probe phases"
  * that start after a suspension (back-off). A phase is a slow start (share.ts PROBE_LADDER):
- * each step needs a small batch of `minProbeSamples` probe outcomes with fewer than
- * `probeBurst` technical errors to move the probe share up a step; a burst (or a phase
- * credibly above the failover threshold) is a failed round: back to the bottom step, probes
- * suspended with the back-off. At the top step the whole phase's evidence decides: credibly
- * below the recovery threshold is a recovery (the configured weight is handed back at once),
- * credibly above it (a processor still failing too often to be trusted) a failed round.
+ * each step needs a small batch of `minProbeSamples` probe outcomes without a burst to move
+ * the probe share up a step; a burst (isBurst), a first probe that fails, or a phase
+ * credibly above the failover threshold is a failed round: back to the bottom step, probes
+ * suspended with the back-off. A processor that failed again after a recovery (a flapper)
+ * must first stay clean at the bottom step through a probation (probationMs). At the top step
+ * the whole phase's evidence decides: credibly below the recovery threshold is a recovery
+ * (the configured weight is handed back at once), credibly above it (a processor still
+ * failing too often to be trusted) a failed round.
  */
 import { COUNT_BUCKET_MS, ProcessorStatus } from '../../shm/layout.js';
 import type { TransitionEvent } from './events.js';
@@ -200,13 +202,18 @@ export function registerTrip(st: ProcState, cfg: Tier1Config, nowMs: number, com
 }
 
 /**
- * A failed probe round (a burst, or a phase not good enough at the top step): back to the
- * bottom of the ladder and the streak's current suspension again, without growing it. A
- * round costs only `probeBurst` failed payments, so an outage that simply goes on is probed
- * at the same pace throughout, and its end is seen within one suspension.
+ * A failed probe round (a burst, a first probe that fails, or a phase not good enough at the
+ * top step): back to the bottom of the ladder and the streak's current suspension again,
+ * without growing it. A round costs one or two failed payments, so an outage that simply goes
+ * on is probed at the same pace throughout, and its end is seen within one suspension.
  */
-function failRound(st: ProcState, cfg: Tier1Config, nowMs: number, completedEpoch: number): void {
-  suspendProbes(st, cfg, nowMs, completedEpoch);
+function failRound(st: ProcState, cfg: Tier1Config, nowMs: number, sig: Signals): void {
+  // On a quiet rule the probe rate floor makes each round's probes a large share of the
+  // traffic (25% at 2 tx/s): stretch the suspension so that failed probes cost no more than
+  // `probeShare` of the rule's traffic, what the old continuous 2% probes cost.
+  const budgetMs =
+    sig.ruleRate > 0 && cfg.probeShare > 0 ? Math.min((1000 * st.probeTech) / (cfg.probeShare * sig.ruleRate), cfg.probeBackoffMaxMs) : 0;
+  suspendProbes(st, cfg, nowMs, sig.completedEpoch, budgetMs);
 }
 
 /**
@@ -214,12 +221,46 @@ function failRound(st: ProcState, cfg: Tier1Config, nowMs: number, completedEpoc
  * only buckets after the suspension (this also keeps out the late outcomes of payments
  * routed before the trip).
  */
-function suspendProbes(st: ProcState, cfg: Tier1Config, nowMs: number, completedEpoch: number): void {
-  const suspendMs = Math.min(cfg.probeBackoffBaseMs * 2 ** (Math.max(1, st.trips) - 1), cfg.probeBackoffMaxMs);
-  st.probeResumeMs = nowMs + suspendMs;
+function suspendProbes(st: ProcState, cfg: Tier1Config, nowMs: number, completedEpoch: number, minMs = 0): void {
+  st.probeResumeMs = nowMs + Math.max(suspensionMs(st, cfg), minMs);
   st.probeOk = st.probeTech = 0;
   st.probeStep = st.stepOkBase = st.stepTechBase = 0;
-  st.probeEpoch = Math.max(completedEpoch + 1, Math.floor(st.probeResumeMs / COUNT_BUCKET_MS));
+  // Credit from the bucket the probes resume in (the primary got no traffic in it before
+  // then), never the bucket being written now: leaving the resume bucket out cost a second.
+  st.probeEpoch = Math.max(completedEpoch + 1, Math.floor(st.probeResumeMs / COUNT_BUCKET_MS) - 1);
+}
+
+/** The streak's current suspension: base, 2·base, 4·base … capped. */
+export function suspensionMs(st: ProcState, cfg: Tier1Config): number {
+  return Math.min(cfg.probeBackoffBaseMs * 2 ** (Math.max(1, st.trips) - 1), cfg.probeBackoffMaxMs);
+}
+
+/**
+ * How long a probe phase must stay clean at the bottom of the ladder before it may climb:
+ * 0 after a first failover (an outage that ends should get its traffic back in seconds), the
+ * streak's suspension times PROBATION_FACTOR once the processor has failed again after a
+ * recovery (trips ≥ 2): 40, 80, 160 s … (capped at probeBackoffMaxMs). A flapping processor
+ * that climbed straight back met its next down period with its whole share (a re-trip costs a
+ * run of failures, ~50 at 20 tx/s when it fails 60% of payments), while at the bottom step a
+ * down period costs a failed probe or two; so it must first stay up for longer than it
+ * flapped. With twice the suspension, 30-40 s up periods still let it back in (and out).
+ */
+export const PROBATION_FACTOR = 4;
+
+export function probationMs(st: ProcState, cfg: Tier1Config): number {
+  return st.trips >= 2 ? Math.min(PROBATION_FACTOR * suspensionMs(st, cfg), cfg.probeBackoffMaxMs) : 0;
+}
+
+/**
+ * A burst in the current step: at least `probeBurst` technical errors, making up more than
+ * the recovery threshold's share of the step's outcomes (a step no recovery could follow).
+ * In a 3-outcome batch any 2 errors are a burst (as before); at the top step or during a
+ * probation, which collect dozens of outcomes, 2 stray errors of a healthy processor (2% of
+ * 40 outcomes often holds 2) are not, while a processor going down again still shows as a
+ * burst within a bucket.
+ */
+function isBurst(stepTech: number, stepN: number, cfg: Tier1Config): boolean {
+  return stepTech >= cfg.probeBurst && stepTech > cfg.recoveryThreshold * stepN;
 }
 
 function stepFailedOver(
@@ -240,11 +281,15 @@ function stepFailedOver(
   const stepTech = k - st.stepTechBase;
   const stepN = st.probeOk - st.stepOkBase + stepTech;
   const failing = n >= cfg.minProbeSamples && probAbove(cfg.failoverThreshold, k, n) >= cfg.failoverConfidence;
-  if (stepTech >= cfg.probeBurst || failing) {
-    failRound(st, cfg, nowMs, sig.completedEpoch); // a burst: drop back, suspend again
+  // A phase whose first outcome is a technical error meets a processor still down: end the
+  // round at once (a healthy one fails its first probe 2% of the time, and loses one round).
+  const deadOnArrival = k > 0 && st.probeOk === 0;
+  if (deadOnArrival || isBurst(stepTech, stepN, cfg) || failing) {
+    failRound(st, cfg, nowMs, sig); // a burst: drop back, suspend again
     return;
   }
   if (stepN < cfg.minProbeSamples) return;
+  if (st.probeStep === 0 && nowMs < st.probeResumeMs + probationMs(st, cfg)) return; // a flapper's probation
   if (st.probeStep < TOP_PROBE_STEP) {
     // A clean batch: one step up the ladder; the next batch is what arrives at the new share.
     st.probeStep += 1;
@@ -267,7 +312,7 @@ function stepFailedOver(
   if (probAbove(cfg.recoveryThreshold, k, n) >= cfg.failoverConfidence) {
     // Not failing over, but credibly worse than the recovery threshold: not trusted with its
     // traffic (hysteresis). Drop back like any failed round.
-    failRound(st, cfg, nowMs, sig.completedEpoch);
+    failRound(st, cfg, nowMs, sig);
   }
 }
 
