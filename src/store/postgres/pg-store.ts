@@ -160,6 +160,7 @@ export class PostgresStore implements Store {
   private readonly handlers = new Map<string, RemoteChangeHandler<unknown>[]>();
   private cursor = new ChangeCursor(0);
   private listener: pg.Client | null = null;
+  private listenerDown = false;
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
   private pollTimer: ReturnType<typeof setInterval> | undefined;
   private polling: Promise<void> | null = null;
@@ -519,7 +520,9 @@ export class PostgresStore implements Store {
       client.removeAllListeners('notification');
       client.end().catch(() => undefined);
       if (!this.closed && this.reconnectTimer === undefined) {
-        log.warn('store change listener lost; reconnecting (the poll covers the gap)', { why });
+        // Once per episode: during an outage every reconnection attempt fails.
+        if (!this.listenerDown) log.warn('store change listener lost; reconnecting every second (the poll covers the gap)', { why });
+        this.listenerDown = true;
         this.reconnectTimer = setTimeout(() => {
           this.reconnectTimer = undefined;
           void this.listen();
@@ -550,6 +553,8 @@ export class PostgresStore implements Store {
         return;
       }
       this.listener = client;
+      if (this.listenerDown) log.info('store change listener connected again');
+      this.listenerDown = false;
       this.requestPoll(); // what was written while no one listened
     } catch (e) {
       if (e instanceof ReplicaIdInUse) throw e;
