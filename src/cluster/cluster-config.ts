@@ -11,6 +11,8 @@ export interface ClusterSettings {
   /** Without a fresh decision table for this long, a replica evaluates its own outcomes. */
   staleMs: number;
   healMs: number;
+  /** How long a follower waits for the leader to apply a forwarded operator command (and for its table). */
+  commandTimeoutMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -57,5 +59,6 @@ export function loadClusterSettings(env: Env, cluster: string, replicaId: string
     shipIntervalMs: int(env, 'SERVICE_CLUSTER_SHIP_INTERVAL_MS', 200, 20, 5000),
     staleMs,
     healMs: int(env, 'SERVICE_CLUSTER_HEAL_MS', 2000, 100, 60_000),
+    commandTimeoutMs: int(env, 'SERVICE_CLUSTER_COMMAND_TIMEOUT_MS', 3000, 500, 60_000),
   };
 }

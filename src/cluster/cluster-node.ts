@@ -20,6 +20,7 @@ import type { OutcomeKind } from '../shm/window.js';
 import type { TenantRegistry } from '../tenants/registry.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
 import { ClusterIndex } from './cluster-index.js';
+import { CommandRelay, type CommandAnswer, type ForwardedCommand, type RelayFailure } from './command-relay.js';
 import { DeliveryTakeover, type OrphanDeliveries } from './delivery-takeover.js';
 import { RemoteRuns } from './remote-runs.js';
 import type { ClusterSettings } from './cluster-config.js';
@@ -56,7 +57,15 @@ export interface ClusterEvents {
   /** A remote batch merged: how old its first outcome was, seconds. */
   batchMerged?: (lagSeconds: number) => void;
   table?: (result: 'applied' | 'rejected_stale' | 'published' | 'fenced' | 'publish_failed') => void;
+  /** An operator command forwarded to the leader ended (answered / why not) after `seconds`; or served here as leader. */
+  command?: (result: ForwardResult | 'served', seconds: number) => void;
 }
+
+/** How a forwarded operator command ended on the replica that forwarded it. */
+export type ForwardResult = 'answered' | 'no_leader' | 'redis_unreachable' | 'no_answer' | 'table_not_applied';
+
+/** A forwarded command's outcome: the leader's answer, once this replica applied its table; or why not. */
+export type ForwardOutcome = { ok: true; answer: CommandAnswer } | { ok: false; reason: Exclude<ForwardResult, 'answered'>; leaderId: string | null };
 
 export interface ClusterStatus {
   replica_id: string;
@@ -97,6 +106,11 @@ export class ClusterNode {
   private lastLeaderAt = -Infinity;
   private readonly deferred = new Map<string, Buffer>();
   private stopped = false;
+  private readonly relay: CommandRelay;
+  /** Per tenant, the (epoch, version) of the last table this replica built as leader. */
+  private readonly lastBuilt = new Map<string, { epoch: number; version: number }>();
+  /** Forwarded commands waiting for the table that reflects them, per tenant. */
+  private readonly tableWaiters = new Map<string, { epoch: number; version: number; done: () => void }[]>();
   /** Remote deltas refused (too old / ahead of our clock / unknown window), for the stats. */
   readonly mergeStats = { merged: 0, tooOld: 0, tooNew: 0, unknown: 0 };
 
@@ -135,6 +149,7 @@ export class ClusterNode {
     });
     this.reader = new OutcomeReader({ url: settings.redisUrl, keys: this.keys, replicaId: id, onBatch: (b) => this.merge(b) });
     this.publisher = new TablePublisher(this.conn, this.keys, this.lease);
+    this.relay = new CommandRelay({ url: settings.redisUrl, conn: this.conn, keys: this.keys, replicaId: id, fenceValue: () => this.lease.fenceValue() });
     this.follower = new TableFollower({
       url: settings.redisUrl,
       conn: this.conn,
@@ -204,7 +219,8 @@ export class ClusterNode {
     clearInterval(this.orphanTimer);
     await this.shipper.stop();
     await this.lease.stop();
-    await Promise.allSettled([this.reader.stop(), this.follower.stop()]);
+    await Promise.allSettled([this.reader.stop(), this.follower.stop(), this.relay.stop()]);
+    for (const ws of this.tableWaiters.values()) for (const w of ws) w.done();
     this.conn.close();
   }
 
@@ -269,12 +285,94 @@ export class ClusterNode {
   evaluated(tenant: Tenant): void {
     if (!this.lease.isLeader()) return;
     void this.publisher
-      .publish(tenant.id, (epoch, version) => this.encodeTable(tenant, epoch, version))
+      .publish(tenant.id, (epoch, version) => {
+        this.lastBuilt.set(tenant.id, { epoch, version });
+        return this.encodeTable(tenant, epoch, version);
+      })
       .then((r) => {
         if (r === 'published') this.events.table?.('published');
         else if (r === 'fenced') this.events.table?.('fenced');
         else if (r === 'failed') this.events.table?.('publish_failed');
       });
+  }
+
+  // ── operator commands on any replica ─────────────────────────────────────────────────
+  /** As leader: how a command forwarded by a follower is applied (as a local request would be). */
+  serveCommands(handler: (c: ForwardedCommand) => Promise<CommandAnswer>): void {
+    this.relay.serve(async (c) => {
+      const t0 = performance.now();
+      const answer = await handler(c);
+      // The evaluation that took the command built this table before the command resolved.
+      if (answer.status < 300) answer.table = this.lastBuilt.get(c.tenant);
+      this.events.command?.('served', (performance.now() - t0) / 1000);
+      return answer;
+    });
+  }
+
+  /**
+   * As follower: sends the command to the leader and resolves with its answer once the decision
+   * table reflecting it is applied here (a route on this replica right after sees it), or with
+   * why not by `timeoutMs`. Never rejects.
+   */
+  async forwardCommand(c: Omit<ForwardedCommand, 'id' | 'from' | 'deadline_ms'>, timeoutMs: number): Promise<ForwardOutcome> {
+    const t0 = performance.now();
+    const deadline = Date.now() + timeoutMs;
+    const end = (o: ForwardOutcome): ForwardOutcome => {
+      this.events.command?.(o.ok ? 'answered' : o.reason, (performance.now() - t0) / 1000);
+      return o;
+    };
+    const leaderId = this.lease.state.holder || null;
+    if (leaderId === null) return end({ ok: false, reason: this.conn.connected() ? 'no_leader' : 'redis_unreachable', leaderId });
+    const a: CommandAnswer | RelayFailure = await this.relay.forward(c, deadline);
+    if (a === 'redis_unreachable' || a === 'no_answer') return end({ ok: false, reason: a, leaderId });
+    if (a.table !== undefined && !(await this.tableApplied(c.tenant, a.table.epoch, a.table.version, deadline - Date.now()))) {
+      return end({ ok: false, reason: 'table_not_applied', leaderId });
+    }
+    return end({ ok: true, answer: a });
+  }
+
+  /** Resolves true once this replica holds the tenant's table (epoch, version) or a newer one (or leads). */
+  private tableApplied(tenantId: string, epoch: number, version: number, timeoutMs: number): Promise<boolean> {
+    if (this.covers(tenantId, epoch, version)) return Promise.resolve(true);
+    return new Promise<boolean>((resolve) => {
+      const ws = this.tableWaiters.get(tenantId) ?? [];
+      const w = {
+        epoch,
+        version,
+        done: () => {
+          clearTimeout(timer);
+          resolve(true);
+        },
+      };
+      const timer = setTimeout(() => {
+        const i = ws.indexOf(w);
+        if (i >= 0) ws.splice(i, 1);
+        resolve(this.covers(tenantId, epoch, version));
+      }, Math.max(0, timeoutMs));
+      ws.push(w);
+      this.tableWaiters.set(tenantId, ws);
+    });
+  }
+
+  private covers(tenantId: string, epoch: number, version: number): boolean {
+    if (this.lease.isLeader()) return true; // this replica's rows are the cluster's decisions now
+    const a = this.follower.appliedOf(tenantId);
+    return a !== undefined && (a.epoch > epoch || (a.epoch === epoch && a.version >= version));
+  }
+
+  /** A table (epoch, version) was just written into the tenant's rows: wake the commands it covers. */
+  private settleTableWaiters(tenantId: string, epoch: number, version: number): void {
+    const ws = this.tableWaiters.get(tenantId);
+    if (!ws) return;
+    const left = ws.filter((w) => {
+      if (epoch > w.epoch || (epoch === w.epoch && version >= w.version)) {
+        w.done();
+        return false;
+      }
+      return true;
+    });
+    if (left.length > 0) this.tableWaiters.set(tenantId, left);
+    else this.tableWaiters.delete(tenantId);
   }
 
   // ── internals ────────────────────────────────────────────────────────────────────────
@@ -342,6 +440,7 @@ export class ClusterNode {
     });
     this.events.table?.('applied');
     this.updateRole();
+    this.settleTableWaiters(tenant.id, h.epoch, h.version);
     return 'applied';
   }
 
