@@ -43,6 +43,8 @@ export function clusterMetrics(metrics: Metrics, node: () => ClusterNode): Clust
     buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10],
     registers,
   });
+  // Every result is exported from the start (0), so alerts on failures have a series to watch.
+  for (const r of ['answered', 'no_leader', 'redis_unreachable', 'no_answer', 'table_not_applied', 'served']) commands.zero({ result: r });
   for (const c of ['acquired', 'lost']) leaseChanges.inc({ change: c }, 0);
   for (const r of ['shipped', 'merged', 'dropped']) batches.inc({ result: r }, 0);
   for (const r of ['published', 'fenced', 'publish_failed', 'applied', 'rejected_stale']) tables.inc({ result: r }, 0);
