@@ -29,7 +29,7 @@ import { checkReadiness } from './readiness.js';
 import { registerOperationsMetrics } from './metrics/operations.js';
 import { overrideEndpoints } from './http/resources/overrides.js';
 import { OverrideService } from './overrides/override-service.js';
-import { serveForwardedCommand } from './overrides/manual-command.js';
+import { serveForwardedCommand } from './http/manual-command.js';
 import { AuditTrail } from './audit/audit-trail.js';
 import { auditEndpoints } from './http/resources/audit.js';
 import { DecisionLog } from './decisions/decision-log.js';

@@ -8,7 +8,7 @@ import { errors } from '../../errors.js';
 import type { EngineService } from '../../engine/engine-service.js';
 import type { ClusterNode } from '../../cluster/cluster-node.js';
 import type { OverrideService } from '../../overrides/override-service.js';
-import { applyManualCommand, forwardManualCommand, type ManualAction } from '../../overrides/manual-command.js';
+import { applyManualCommand, forwardManualCommand, type ManualAction } from '../manual-command.js';
 import { compile, ErrorSchema } from '../../schemas/common.js';
 import { DrainInput, Override, ProcessorDrain, RuleOverrideInput } from '../../schemas/overrides.js';
 import type { LiveRule } from '../../tenants/tenant.js';
