@@ -35,9 +35,9 @@ import { decodeDeltas, DeltaRecorder } from './outcome-delta.js';
 import { OutcomeReader, OutcomeShipper, type ReceivedBatch } from './outcome-stream.js';
 import { connectRedis, GuardedRedis } from './redis-client.js';
 import { TableBuilder } from './table-builder.js';
-import { newRuleEntry, readTableHeader, TableRuleIterator } from './table-codec.js';
+import type { readTableHeader } from './table-codec.js';
+import { visitTableSliced } from './table-apply.js';
 import { applyRuleEntry } from './table-rows.js';
-import { yieldTurn } from './yield.js';
 import { mergeDelta, MergeResult } from './window-merge.js';
 
 export type ClusterRole = 'leader' | 'follower' | 'fallback';
@@ -91,7 +91,6 @@ export class ClusterNode {
   private readonly publisher: TablePublisher;
   private readonly follower: TableFollower;
   private readonly builder: TableBuilder;
-  private readonly entry = newRuleEntry();
   /** Tenants whose table is being built or published; `again`: evaluated meanwhile, publish once more. */
   private readonly publishing = new Map<string, { again: boolean }>();
   /** Longest front-thread slice (ms) of the last table applied here, for the benchmark. */
@@ -351,31 +350,26 @@ export class ClusterNode {
     if (!tenant) return 'applied'; // a tenant this replica does not serve
     // The first table after start (or after leading) shows states, not transitions: not counted.
     const counting = this.follower.appliedOf(tenant.id) !== undefined;
-    const it = new TableRuleIterator(h);
-    const e = this.entry;
-    let longest = 0;
-    let sliceStart = 0;
-    for (let i = 0; ; i++) {
-      if (i === 0 || ((i & 255) === 0 && performance.now() - sliceStart >= SLICE_MS)) {
-        if (i > 0) {
-          longest = Math.max(longest, performance.now() - sliceStart);
-          await yieldTurn();
-        }
+    const done = await visitTableSliced(
+      h,
+      SLICE_MS,
+      async () => {
         while (this.hooks?.busy(tenant.id)) await this.hooks.whenIdle(tenant.id);
-        if (this.lease.isLeader() || this.stopped) return 'aborted';
-        sliceStart = performance.now();
-      }
-      if (!it.next(e)) break;
-      const rule = this.index.rule(tenant.id, e.key);
-      if (!rule || tenant.rules.get(rule.record.rule_id) !== rule) continue;
-      const rows = processorRows(this.tables, rule.slot);
-      const wasFailedOver = rows[processorRowOffset(rule.slot, 0) + PF_STATUS] === ProcessorStatus.FailedOver;
-      applyRuleEntry(this.tables, rule.slot, e);
-      // The leader's failover, seen here: /v1/stats counts it on every replica (the audit entry
-      // and the webhook stay the leader's).
-      if (counting && !wasFailedOver && e.procs[0].status === ProcessorStatus.FailedOver && rule.record.primary_id !== rule.record.secondary_id) tenant.counters.failovers++;
-    }
-    this.lastApplySliceMs = Math.max(longest, performance.now() - sliceStart);
+        return !this.lease.isLeader() && !this.stopped;
+      },
+      (e) => {
+        const rule = this.index.rule(tenant.id, e.key);
+        if (!rule || tenant.rules.get(rule.record.rule_id) !== rule) return;
+        const rows = processorRows(this.tables, rule.slot);
+        const wasFailedOver = rows[processorRowOffset(rule.slot, 0) + PF_STATUS] === ProcessorStatus.FailedOver;
+        applyRuleEntry(this.tables, rule.slot, e);
+        // The leader's failover, seen here: /v1/stats counts it on every replica (the audit entry
+        // and the webhook stay the leader's).
+        if (counting && !wasFailedOver && e.procs[0].status === ProcessorStatus.FailedOver && rule.record.primary_id !== rule.record.secondary_id) tenant.counters.failovers++;
+      },
+    );
+    this.lastApplySliceMs = done.longestSliceMs;
+    if (!done.completed) return 'aborted';
     this.events.table?.('applied');
     this.updateRole();
     return 'applied';

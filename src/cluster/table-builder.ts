@@ -30,16 +30,29 @@ export interface BuiltTable {
   rules: number;
 }
 
+/**
+ * Rule keys and fingerprints by position in the tenant's rule map (insertion order): typed
+ * arrays, not a Map, so a build of 100,000 rules does not pause for a hash table's growth. A
+ * rule added or removed shifts the positions after it: those rules are sent once more.
+ */
+interface Prints {
+  keys: Float64Array;
+  prints: Float64Array;
+  count: number;
+}
+
 interface TenantState {
   epoch: number;
   version: number;
-  /** Rule key → fingerprint of what the followers hold (as of `version`). */
-  prints: Map<number, number>;
+  /** Fingerprints of what the followers hold (as of `version`). */
+  prints: Prints;
   snapshotAtMs: number;
   snapshotBytes: number;
   deltaBytes: number;
   /** Fingerprints of the build in flight, committed when its publish succeeds. */
-  pending: Map<number, number> | null;
+  pending: Prints | null;
+  /** The arrays of the fingerprints before `prints`, reused by the next build (no large allocation per publish). */
+  spare: Prints | null;
   pendingKind: TableKind;
   pendingBytes: number;
 }
@@ -82,14 +95,22 @@ export class TableBuilder {
     const kind = snapshot ? TableKind.Snapshot : TableKind.Delta;
     const baseVersion = snapshot ? 0 : s!.version;
     const prev = snapshot ? null : s!.prints;
-    const prints = new Map<number, number>();
-    const w = new TableWriter();
+    let next: Prints;
+    const spare = s?.spare ?? null;
+    if (spare !== null && spare.keys.length >= tenant.rules.size) {
+      next = spare;
+      next.count = 0;
+      s!.spare = null;
+    } else next = { keys: new Float64Array(tenant.rules.size + 64), prints: new Float64Array(tenant.rules.size + 64), count: 0 };
+    // A snapshot is sized up front (~60 bytes a rule) rather than grown by doubling copies.
+    const w = new TableWriter(snapshot ? tenant.rules.size * 60 + 256 : 16 * 1024);
     w.begin({ kind, epoch, version, baseVersion, publishedAtMs: nowMs, tenantId: tenant.id });
-    const rules = [...tenant.rules.values()];
     let sliceStart = performance.now();
     let longest = 0;
-    for (let i = 0; i < rules.length; i++) {
-      if ((i & 255) === 255) {
+    let i = 0;
+    // A Map's iterator stays valid across yields: rules removed meanwhile are skipped, added ones visited.
+    for (const rule of tenant.rules.values()) {
+      if ((++i & 63) === 0) {
         const t = performance.now();
         if (t - sliceStart >= this.sliceMs) {
           longest = Math.max(longest, t - sliceStart);
@@ -98,22 +119,23 @@ export class TableBuilder {
           sliceStart = performance.now();
         }
       }
-      const rule = rules[i];
-      // A rule removed while we yielded: its slot may already hold another rule.
-      if (tenant.rules.get(rule.record.rule_id) !== rule) continue;
       const key = this.ruleKeyOf(rule) ?? 0;
       const e = readRuleEntry(this.tables, rule.slot, key, this.entry);
       const fp = fingerprint(e);
-      prints.set(key, fp);
-      if (prev === null || prev.get(key) !== fp) w.rule(e);
+      const n = next.count;
+      if (n === next.keys.length) next = grow(next);
+      next.keys[n] = key;
+      next.prints[n] = fp;
+      next.count++;
+      if (prev === null || n >= prev.count || prev.keys[n] !== key || prev.prints[n] !== fp) w.rule(e);
     }
     this.lastLongestSliceMs = Math.max(longest, performance.now() - sliceStart);
     const table = w.finish();
     if (s === undefined) {
-      s = { epoch, version: 0, prints: new Map(), snapshotAtMs: 0, snapshotBytes: 0, deltaBytes: 0, pending: null, pendingKind: kind, pendingBytes: 0 };
+      s = { epoch, version: 0, prints: next, snapshotAtMs: 0, snapshotBytes: 0, deltaBytes: 0, pending: null, pendingKind: kind, pendingBytes: 0, spare: null };
       this.state.set(tenant.id, s);
     }
-    s.pending = prints;
+    s.pending = next;
     s.pendingKind = kind;
     s.pendingBytes = table.length;
     return { table, kind, baseVersion, rules: w.rules };
@@ -125,6 +147,7 @@ export class TableBuilder {
     if (!s || s.pending === null) return;
     s.epoch = epoch;
     s.version = version;
+    if (s.prints !== s.pending) s.spare = s.prints;
     s.prints = s.pending;
     s.pending = null;
     if (s.pendingKind === TableKind.Snapshot) {
@@ -143,6 +166,14 @@ export class TableBuilder {
   reset(): void {
     this.state.clear();
   }
+}
+
+function grow(p: Prints): Prints {
+  const keys = new Float64Array(p.keys.length * 2);
+  const prints = new Float64Array(p.keys.length * 2);
+  keys.set(p.keys);
+  prints.set(p.prints);
+  return { keys, prints, count: p.count };
 }
 
 // ── fingerprint ─────────────────────────────────────────────────────────────────────────

@@ -71,10 +71,14 @@ function readTime(r: ByteReader, base: number): number {
 }
 
 export class TableWriter {
-  private readonly w = new ByteWriter(16 * 1024);
+  private readonly w: ByteWriter;
   private count = 0;
   private countAt = 0;
   private base = 0;
+
+  constructor(initialBytes = 16 * 1024) {
+    this.w = new ByteWriter(initialBytes);
+  }
 
   /** Starts a table; the rule count is filled in by finish(). */
   begin(h: TableHeader): void {
