@@ -3,8 +3,10 @@
  *
  *   outcome (front thread) ──► own windows + DeltaRecorder ──► OutcomeShipper ──XADD──► stream
  *   stream ──XREAD──► OutcomeReader ──► others' deltas merged into own windows (all replicas)
- *   leader:   evaluates (Tier 1/2/3) on the merged windows ──► TablePublisher ──(fenced)──► tables + PUBLISH
- *   follower: TableFollower (push + heal poll) ──► table applied to own rows; health from own merged windows
+ *   leader:   evaluates (Tier 1/2/3) on the merged windows ──► TableBuilder (delta or snapshot, sliced)
+ *             ──► TablePublisher ──(fenced)──► snapshot / delta list + PUBLISH
+ *   follower: TableFollower (push + heal poll) ──► delta on its base / snapshot applied to own rows
+ *             (sliced); health from own merged windows
  *   fallback: no fresh table for staleMs (Redis down, no leader) ──► evaluates its own outcomes, like a single process
  *
  * The route and outcome paths only touch memory: recording a delta is a few increments; every
@@ -33,8 +35,10 @@ import { LeaderLease } from './lease.js';
 import { decodeDeltas, DeltaRecorder } from './outcome-delta.js';
 import { OutcomeReader, OutcomeShipper, type ReceivedBatch } from './outcome-stream.js';
 import { connectRedis, GuardedRedis } from './redis-client.js';
-import { newRuleEntry, readTableHeader, readTableRules, TableWriter } from './table-codec.js';
-import { applyRuleEntry, readRuleEntry } from './table-rows.js';
+import { TableBuilder } from './table-builder.js';
+import type { readTableHeader } from './table-codec.js';
+import { visitTableSliced } from './table-apply.js';
+import { applyRuleEntry } from './table-rows.js';
 import { mergeDelta, MergeResult } from './window-merge.js';
 
 export type ClusterRole = 'leader' | 'follower' | 'fallback';
@@ -56,7 +60,7 @@ export interface ClusterEvents {
   batchDropped?: (batches: number) => void;
   /** A remote batch merged: how old its first outcome was, seconds. */
   batchMerged?: (lagSeconds: number) => void;
-  table?: (result: 'applied' | 'rejected_stale' | 'published' | 'fenced' | 'publish_failed') => void;
+  table?: (result: 'applied' | 'rejected_stale' | 'gap' | 'published' | 'fenced' | 'publish_failed') => void;
   /** An operator command forwarded to the leader ended (answered / why not) after `seconds`; or served here as leader. */
   command?: (result: ForwardResult | 'served', seconds: number) => void;
 }
@@ -66,6 +70,12 @@ export type ForwardResult = 'answered' | 'no_leader' | 'redis_unreachable' | 'no
 
 /** A forwarded command's outcome: the leader's answer, once this replica applied its table; or why not. */
 export type ForwardOutcome = { ok: true; answer: CommandAnswer } | { ok: false; reason: Exclude<ForwardResult, 'answered'>; leaderId: string | null };
+
+/** A table version: the (epoch, version) a follower must hold to reflect something. */
+interface TableVersion {
+  epoch: number;
+  version: number;
+}
 
 export interface ClusterStatus {
   replica_id: string;
@@ -77,6 +87,9 @@ export interface ClusterStatus {
   table_age_seconds: number | null;
   redis_connected: boolean;
 }
+
+/** Longest front-thread slice while building or applying a decision table (ms). */
+const SLICE_MS = 2;
 
 export function defaultReplicaId(port: number): string {
   return `${hostname()}:${port}`;
@@ -92,8 +105,11 @@ export class ClusterNode {
   private readonly reader: OutcomeReader;
   private readonly publisher: TablePublisher;
   private readonly follower: TableFollower;
-  private readonly writer = new TableWriter();
-  private readonly entry = newRuleEntry();
+  private readonly builder: TableBuilder;
+  /** Tenants whose table is being built or published; `again`: evaluated meanwhile, publish once more. */
+  private readonly publishing = new Map<string, { again: boolean }>();
+  /** Longest front-thread slice (ms) of the last table applied here, for the benchmark. */
+  lastApplySliceMs = 0;
   private hooks: ClusterEngineHooks | null = null;
   private takeover: DeliveryTakeover | null = null;
   private aliveTimer: ReturnType<typeof setInterval> | undefined;
@@ -104,13 +120,16 @@ export class ClusterNode {
   private readonly startedAt = performance.now();
   /** Monotonic ms when this replica last knew it led: a leader that steps down starts as a follower, not stale. */
   private lastLeaderAt = -Infinity;
-  private readonly deferred = new Map<string, Buffer>();
   private stopped = false;
   private readonly relay: CommandRelay;
-  /** Per tenant, the (epoch, version) of the last table this replica built as leader. */
-  private readonly lastBuilt = new Map<string, { epoch: number; version: number }>();
-  /** Forwarded commands waiting for the table that reflects them, per tenant. */
-  private readonly tableWaiters = new Map<string, { epoch: number; version: number; done: () => void }[]>();
+  /** Per tenant, evaluations finished here as leader (each asks for a publish of the rows as they are now). */
+  private readonly evaluatedSeq = new Map<string, number>();
+  /** Per tenant, the last table published and the evaluations (seq) it reflects. */
+  private readonly lastPublished = new Map<string, TableVersion & { covers: number }>();
+  /** As leader: forwarded commands waiting for the publish that reflects them, per tenant. */
+  private readonly publishWaiters = new Map<string, { covers: number; done: (t: TableVersion) => void }[]>();
+  /** As follower: forwarded commands waiting for the table that reflects them, per tenant. */
+  private readonly tableWaiters = new Map<string, (TableVersion & { done: () => void })[]>();
   /** Remote deltas refused (too old / ahead of our clock / unknown window), for the stats. */
   readonly mergeStats = { merged: 0, tooOld: 0, tooNew: 0, unknown: 0 };
 
@@ -135,6 +154,8 @@ export class ClusterNode {
       onChange: (leader) => {
         this.events.leaseChange?.(leader ? 'acquired' : 'lost');
         if (leader) this.follower.resetApplied();
+        // A new leadership (or none) starts every tenant again with a snapshot.
+        this.builder.reset();
         this.updateRole();
       },
     });
@@ -150,6 +171,7 @@ export class ClusterNode {
     this.reader = new OutcomeReader({ url: settings.redisUrl, keys: this.keys, replicaId: id, onBatch: (b) => this.merge(b) });
     this.publisher = new TablePublisher(this.conn, this.keys, this.lease);
     this.relay = new CommandRelay({ url: settings.redisUrl, conn: this.conn, keys: this.keys, replicaId: id, fenceValue: () => this.lease.fenceValue() });
+    this.builder = new TableBuilder(tables, (rule) => this.index.ruleKeyOf(rule), { snapshotMs: settings.snapshotMs, sliceMs: SLICE_MS });
     this.follower = new TableFollower({
       url: settings.redisUrl,
       conn: this.conn,
@@ -160,6 +182,7 @@ export class ClusterNode {
       apply: (buf, h) => this.applyTable(buf, h),
       onEpoch: (e) => this.lease.observeEpoch(e),
       onStale: () => this.events.table?.('rejected_stale'),
+      onGap: () => this.events.table?.('gap'),
     });
   }
 
@@ -284,16 +307,20 @@ export class ClusterNode {
   /** After a full evaluation of the tenant on this replica: the leader publishes its table. */
   evaluated(tenant: Tenant): void {
     if (!this.lease.isLeader()) return;
-    void this.publisher
-      .publish(tenant.id, (epoch, version) => {
-        this.lastBuilt.set(tenant.id, { epoch, version });
-        return this.encodeTable(tenant, epoch, version);
-      })
-      .then((r) => {
-        if (r === 'published') this.events.table?.('published');
-        else if (r === 'fenced') this.events.table?.('fenced');
-        else if (r === 'failed') this.events.table?.('publish_failed');
-      });
+    this.evaluatedSeq.set(tenant.id, (this.evaluatedSeq.get(tenant.id) ?? 0) + 1);
+    const inFlight = this.publishing.get(tenant.id);
+    if (inFlight) {
+      inFlight.again = true; // one more publish once this one is done: tables of a tenant never race
+      return;
+    }
+    const slot = { again: false };
+    this.publishing.set(tenant.id, slot);
+    void this.publishLoop(tenant, slot).finally(() => this.publishing.delete(tenant.id));
+  }
+
+  /** Table publisher counters (the benchmark reads the bytes). */
+  publisherStats() {
+    return { published: this.publisher.published, bytes: this.publisher.bytes, lastBuildSliceMs: this.builder.lastLongestSliceMs };
   }
 
   // ── operator commands on any replica ─────────────────────────────────────────────────
@@ -302,8 +329,14 @@ export class ClusterNode {
     this.relay.serve(async (c) => {
       const t0 = performance.now();
       const answer = await handler(c);
-      // The evaluation that took the command built this table before the command resolved.
-      if (answer.status < 300) answer.table = this.lastBuilt.get(c.tenant);
+      if (answer.status < 300) {
+        // The evaluation that took the command has finished (and asked for a publish): the
+        // follower answers once it holds a table published after it.
+        const seq = this.evaluatedSeq.get(c.tenant) ?? 0;
+        const table = await this.publishedCovering(c.tenant, seq, c.deadline_ms - Date.now());
+        if (table !== undefined) answer.table = table;
+        else answer.tableMissing = true;
+      }
       this.events.command?.('served', (performance.now() - t0) / 1000);
       return answer;
     });
@@ -325,20 +358,56 @@ export class ClusterNode {
     if (leaderId === null) return end({ ok: false, reason: this.conn.connected() ? 'no_leader' : 'redis_unreachable', leaderId });
     const a: CommandAnswer | RelayFailure = await this.relay.forward(c, deadline);
     if (a === 'redis_unreachable' || a === 'no_answer') return end({ ok: false, reason: a, leaderId });
-    if (a.table !== undefined && !(await this.tableApplied(c.tenant, a.table.epoch, a.table.version, deadline - Date.now()))) {
+    if (a.tableMissing === true) return end({ ok: false, reason: 'table_not_applied', leaderId });
+    if (a.table !== undefined && !(await this.tableApplied(c.tenant, a.table, deadline - Date.now()))) {
       return end({ ok: false, reason: 'table_not_applied', leaderId });
     }
     return end({ ok: true, answer: a });
   }
 
-  /** Resolves true once this replica holds the tenant's table (epoch, version) or a newer one (or leads). */
-  private tableApplied(tenantId: string, epoch: number, version: number, timeoutMs: number): Promise<boolean> {
-    if (this.covers(tenantId, epoch, version)) return Promise.resolve(true);
+  /** As leader: resolves with the first table of the tenant published with evaluation `seq` in it (undefined by the timeout). */
+  private publishedCovering(tenantId: string, seq: number, timeoutMs: number): Promise<TableVersion | undefined> {
+    const last = this.lastPublished.get(tenantId);
+    if (last !== undefined && last.covers >= seq) return Promise.resolve({ epoch: last.epoch, version: last.version });
+    return new Promise((resolve) => {
+      const ws = this.publishWaiters.get(tenantId) ?? [];
+      const w = {
+        covers: seq,
+        done: (t: TableVersion) => {
+          clearTimeout(timer);
+          resolve(t);
+        },
+      };
+      const timer = setTimeout(() => {
+        const i = ws.indexOf(w);
+        if (i >= 0) ws.splice(i, 1);
+        resolve(undefined);
+      }, Math.max(0, timeoutMs));
+      ws.push(w);
+      this.publishWaiters.set(tenantId, ws);
+    });
+  }
+
+  private notePublished(tenantId: string, p: TableVersion & { covers: number }): void {
+    this.lastPublished.set(tenantId, p);
+    const ws = this.publishWaiters.get(tenantId);
+    if (!ws) return;
+    const left = ws.filter((w) => {
+      if (p.covers < w.covers) return true;
+      w.done({ epoch: p.epoch, version: p.version });
+      return false;
+    });
+    if (left.length > 0) this.publishWaiters.set(tenantId, left);
+    else this.publishWaiters.delete(tenantId);
+  }
+
+  /** As follower: resolves true once this replica holds the tenant's table `t` or a newer one (or leads). */
+  private tableApplied(tenantId: string, t: TableVersion, timeoutMs: number): Promise<boolean> {
+    if (this.covers(tenantId, t)) return Promise.resolve(true);
     return new Promise<boolean>((resolve) => {
       const ws = this.tableWaiters.get(tenantId) ?? [];
       const w = {
-        epoch,
-        version,
+        ...t,
         done: () => {
           clearTimeout(timer);
           resolve(true);
@@ -347,29 +416,27 @@ export class ClusterNode {
       const timer = setTimeout(() => {
         const i = ws.indexOf(w);
         if (i >= 0) ws.splice(i, 1);
-        resolve(this.covers(tenantId, epoch, version));
+        resolve(this.covers(tenantId, t));
       }, Math.max(0, timeoutMs));
       ws.push(w);
       this.tableWaiters.set(tenantId, ws);
     });
   }
 
-  private covers(tenantId: string, epoch: number, version: number): boolean {
+  private covers(tenantId: string, t: TableVersion): boolean {
     if (this.lease.isLeader()) return true; // this replica's rows are the cluster's decisions now
     const a = this.follower.appliedOf(tenantId);
-    return a !== undefined && (a.epoch > epoch || (a.epoch === epoch && a.version >= version));
+    return a !== undefined && newerOrSame(a, t);
   }
 
-  /** A table (epoch, version) was just written into the tenant's rows: wake the commands it covers. */
-  private settleTableWaiters(tenantId: string, epoch: number, version: number): void {
+  /** A table `t` was just written into the tenant's rows: wake the commands it covers. */
+  private settleTableWaiters(tenantId: string, t: TableVersion): void {
     const ws = this.tableWaiters.get(tenantId);
     if (!ws) return;
     const left = ws.filter((w) => {
-      if (epoch > w.epoch || (epoch === w.epoch && version >= w.version)) {
-        w.done();
-        return false;
-      }
-      return true;
+      if (!newerOrSame(t, w)) return true;
+      w.done();
+      return false;
     });
     if (left.length > 0) this.tableWaiters.set(tenantId, left);
     else this.tableWaiters.delete(tenantId);
@@ -398,49 +465,65 @@ export class ClusterNode {
     return next;
   }
 
-  private encodeTable(tenant: Tenant, epoch: number, version: number): Buffer {
-    const w = this.writer;
-    const rules = [...tenant.rules.values()];
-    w.begin({ epoch, version, publishedAtMs: Date.now(), tenantId: tenant.id }, rules.length);
-    for (const rule of rules) {
-      const key = this.index.ruleKeyOf(rule) ?? 0;
-      w.rule(readRuleEntry(this.tables, rule.slot, key, this.entry));
-    }
-    return w.finish();
+  private async publishLoop(tenant: Tenant, slot: { again: boolean }): Promise<void> {
+    do {
+      slot.again = false;
+      if (this.stopped || !this.lease.isLeader()) return;
+      // The build starts after this: it reads rows that hold every evaluation counted so far.
+      const covers = this.evaluatedSeq.get(tenant.id) ?? 0;
+      const r = await this.publisher.publish(
+        tenant.id,
+        (epoch, version) => this.builder.build(tenant, epoch, version, () => this.lease.isLeader() && !this.stopped),
+        (epoch, version) => {
+          this.builder.published(tenant.id, epoch, version);
+          this.notePublished(tenant.id, { epoch, version, covers });
+        },
+      );
+      if (r === 'published') this.events.table?.('published');
+      else {
+        // Whatever the followers hold now, the next table of the tenant is a snapshot.
+        this.builder.forget(tenant.id);
+        if (r === 'fenced') this.events.table?.('fenced');
+        else if (r === 'failed') this.events.table?.('publish_failed');
+        // The stored chain was not our base (e.g. a publish lost in a timeout): snapshot at once.
+        else if (r === 'broken') slot.again = true;
+      }
+    } while (slot.again);
   }
 
-  private applyTable(buf: Buffer, h: ReturnType<typeof readTableHeader>): 'applied' | 'deferred' {
+  /**
+   * Writes a table's rules into this replica's rows, in slices of at most SLICE_MS with a
+   * yield between them. An evaluation task started while this replica led (or fell back) may
+   * still write the rows: the apply waits until it is done, so each field keeps a single writer.
+   */
+  private async applyTable(buf: Buffer, h: ReturnType<typeof readTableHeader>): Promise<'applied' | 'aborted'> {
     const tenant = this.tenants.find(h.tenantId);
     if (!tenant) return 'applied'; // a tenant this replica does not serve
-    // An evaluation task started while this replica led (or fell back) may still write the
-    // rows: apply once it is done, so each field keeps a single writer.
-    if (this.hooks?.busy(tenant.id)) {
-      const first = !this.deferred.has(tenant.id);
-      this.deferred.set(tenant.id, buf);
-      if (first) {
-        void this.hooks.whenIdle(tenant.id).then(() => {
-          const b = this.deferred.get(tenant.id);
-          this.deferred.delete(tenant.id);
-          if (b && this.follower.offer(b) === 'applied') this.follower.lastFreshAt = performance.now();
-        });
-      }
-      return 'deferred';
-    }
     // The first table after start (or after leading) shows states, not transitions: not counted.
     const counting = this.follower.appliedOf(tenant.id) !== undefined;
-    readTableRules(h, (e) => {
-      const rule = this.index.rule(tenant.id, e.key);
-      if (!rule || tenant.rules.get(rule.record.rule_id) !== rule) return;
-      const rows = processorRows(this.tables, rule.slot);
-      const wasFailedOver = rows[processorRowOffset(rule.slot, 0) + PF_STATUS] === ProcessorStatus.FailedOver;
-      applyRuleEntry(this.tables, rule.slot, e);
-      // The leader's failover, seen here: /v1/stats counts it on every replica (the audit entry
-      // and the webhook stay the leader's).
-      if (counting && !wasFailedOver && e.procs[0].status === ProcessorStatus.FailedOver && rule.record.primary_id !== rule.record.secondary_id) tenant.counters.failovers++;
-    });
+    const done = await visitTableSliced(
+      h,
+      SLICE_MS,
+      async () => {
+        while (this.hooks?.busy(tenant.id)) await this.hooks.whenIdle(tenant.id);
+        return !this.lease.isLeader() && !this.stopped;
+      },
+      (e) => {
+        const rule = this.index.rule(tenant.id, e.key);
+        if (!rule || tenant.rules.get(rule.record.rule_id) !== rule) return;
+        const rows = processorRows(this.tables, rule.slot);
+        const wasFailedOver = rows[processorRowOffset(rule.slot, 0) + PF_STATUS] === ProcessorStatus.FailedOver;
+        applyRuleEntry(this.tables, rule.slot, e);
+        // The leader's failover, seen here: /v1/stats counts it on every replica (the audit entry
+        // and the webhook stay the leader's).
+        if (counting && !wasFailedOver && e.procs[0].status === ProcessorStatus.FailedOver && rule.record.primary_id !== rule.record.secondary_id) tenant.counters.failovers++;
+      },
+    );
+    this.lastApplySliceMs = done.longestSliceMs;
+    if (!done.completed) return 'aborted';
     this.events.table?.('applied');
     this.updateRole();
-    this.settleTableWaiters(tenant.id, h.epoch, h.version);
+    this.settleTableWaiters(tenant.id, h);
     return 'applied';
   }
 
@@ -481,4 +564,8 @@ export class ClusterNode {
     }
     return w;
   }
+}
+
+function newerOrSame(a: TableVersion, b: TableVersion): boolean {
+  return a.epoch > b.epoch || (a.epoch === b.epoch && a.version >= b.version);
 }

@@ -48,6 +48,8 @@ export interface CommandAnswer {
   error?: { code: string; message: string; fields?: { field: string; message: string }[]; headers?: Record<string, string> };
   /** The decision table (epoch, version) that carries the command's effect, on success. */
   table?: { epoch: number; version: number };
+  /** Applied, but no table reflecting it was published before the sender's deadline. */
+  tableMissing?: boolean;
 }
 
 interface Reply extends CommandAnswer {
@@ -132,7 +134,7 @@ export class CommandRelay {
     }
     const a = await answer;
     if (a === 'no_answer') return 'no_answer';
-    return { status: a.status, body: a.body, error: a.error, table: a.table };
+    return { status: a.status, body: a.body, error: a.error, table: a.table, tableMissing: a.tableMissing };
   }
 
   async stop(): Promise<void> {
