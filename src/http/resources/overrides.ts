@@ -185,7 +185,7 @@ export function overrideEndpoints(app: AppContext, engine: EngineService, overri
         operationId: 'recoverRule',
         pathExamples: ruleExample,
         description:
-          'Failed-over processors become healthy (`failover.recovered` for the primary, `processor.healthy`, reason "manual") and the primary gets its configured weight back now (the operator vouches for it, so the slow-start probe ladder is skipped). Outcomes before this moment no longer count against them.',
+          'Failed-over processors become healthy (`failover.recovered` for the primary, `processor.healthy`, reason "manual") and the primary gets its configured weight back now (the operator vouches for it, so the slow-start probe ladder is skipped). Outcomes before this moment no longer count against them. In cluster mode any replica takes it, as for a manual failover.',
         responses: {
           200: jsonBody('the rule\'s health afterwards', RuleHealth, {
             ...ruleHealthExample,
