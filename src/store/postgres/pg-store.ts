@@ -16,21 +16,19 @@
  * scope 'replica' ones (the webhook retry queue) in PostgreSQL under the replica's id;
  * announce: false collections (engine checkpoints, counters, shadow periods) and replica
  * ones are written without a change row, several puts per statement.
+ *
+ * Beside this file: pg-collections.ts (the Collection/Log objects), memory.ts (what reads are
+ * served from), change-listener.ts (LISTEN, replica id lock), change-cursor.ts (which changes
+ * are applied, gaps), sql.ts (statements), migrations.ts (schema), codec.ts (msgpack).
  */
 import pg from 'pg';
 import { log } from '../../log.js';
 import { StoreHealth, type StoreStatus } from '../store-health.js';
-import {
-  StoreConflict,
-  type Collection,
-  type CollectionOptions,
-  type Log,
-  type RemoteChangeHandler,
-  type Store,
-  type WriteBatch,
-} from '../store.js';
-import { decodeLogKey, encodeLogKey } from '../log-cursor.js';
+import { StoreConflict, type Collection, type CollectionOptions, type Log, type RemoteChangeHandler, type Store, type WriteBatch } from '../store.js';
+import { encodeLogKey } from '../log-cursor.js';
 import { ChangeCursor } from './change-cursor.js';
+import { ChangeListener, ReplicaIdInUse } from './change-listener.js';
+import { PgCollection, PgLog, type Op, type PgWrites } from './pg-collections.js';
 import { decodeValue, encodeValue } from './codec.js';
 import { MemoryCollection, MemoryLog, type LogItem } from './memory.js';
 import { migrate, quoteIdent } from './migrations.js';
@@ -59,97 +57,13 @@ export interface PostgresStoreOptions {
 const POLL_BATCH = 2000;
 /** Changes re-read at start and after a reload, to find those still in flight (see ChangeCursor). */
 const REREAD_WINDOW = 1000;
-const RECONNECT_MS = 1000;
 const PRUNE_CHANGES_EVERY_MS = 60_000;
-/** Advisory lock class of the replica ids (the migrations use 0x5107). */
-const REPLICA_LOCK_CLASS = 0x5108;
-
-class ReplicaIdInUse extends Error {
-  override name = 'ReplicaIdInUse';
-}
-
-type Op = { kind: 'put' | 'insert' | 'remove'; c: PgCollection<unknown>; tenantId: string; id: string; value?: unknown };
 
 function isUniqueViolation(e: unknown): boolean {
   return (e as { code?: string })?.code === '23505';
 }
 
-class PgCollection<V> implements Collection<V> {
-  constructor(
-    readonly name: string,
-    readonly mem: MemoryCollection<V>,
-    private readonly store: PostgresStore,
-    readonly announce: boolean,
-    readonly uniqueBy: ((v: V) => string | null) | undefined,
-  ) {}
-  get(tenantId: string, id: string): V | undefined {
-    return this.mem.get(tenantId, id)?.value;
-  }
-  list(tenantId: string): Iterable<{ id: string; value: V }> {
-    return this.mem.list(tenantId);
-  }
-  ids(tenantId: string, limit: number, after?: string): string[] {
-    return this.mem.ids(tenantId, limit, after);
-  }
-  listAll(): Iterable<{ tenantId: string; id: string; value: V }> {
-    return this.mem.listAll();
-  }
-  uniqueKey(value: V): string | null {
-    return this.uniqueBy ? this.uniqueBy(value) : null;
-  }
-  /** As stored: bytes, since a key may hold NUL, which PostgreSQL text cannot. */
-  uniqueKeyBytes(value: V): Buffer | null {
-    const k = this.uniqueKey(value);
-    return k === null ? null : Buffer.from(k, 'utf8');
-  }
-  /** The id holding a unique key in memory (to name it in a conflict). */
-  holderOf(tenantId: string, key: string | null): string | undefined {
-    if (key === null || !this.uniqueBy) return undefined;
-    for (const { id, value } of this.mem.list(tenantId)) if (this.uniqueBy(value) === key) return id;
-    return undefined;
-  }
-  private get untyped(): PgCollection<unknown> {
-    return this as unknown as PgCollection<unknown>;
-  }
-  put(tenantId: string, id: string, value: V): Promise<void> {
-    return this.store.write(this.untyped, { kind: 'put', c: this.untyped, tenantId, id, value });
-  }
-  insert(tenantId: string, id: string, value: V): Promise<void> {
-    return this.store.write(this.untyped, { kind: 'insert', c: this.untyped, tenantId, id, value });
-  }
-  async remove(tenantId: string, id: string): Promise<boolean> {
-    return this.store.removeEntry(this.untyped, tenantId, id);
-  }
-  clear(): Promise<void> {
-    return this.store.clearCollection(this.untyped);
-  }
-}
-
-class PgLog<V> implements Log<V> {
-  constructor(
-    readonly name: string,
-    readonly mem: MemoryLog<V>,
-    private readonly store: PostgresStore,
-  ) {}
-  append(tenantId: string, atMs: number, value: V): Promise<string> {
-    return this.store.appendLog(this, tenantId, atMs, value);
-  }
-  newest(tenantId: string, limit: number, beforeKey?: string): { key: string; value: V }[] {
-    const b = beforeKey ? decodeLogKey(beforeKey) : null;
-    return this.mem.newest(tenantId, limit, b ? { atMs: b[0], seq: b[1] } : undefined);
-  }
-  count(tenantId: string): number {
-    return this.mem.count(tenantId);
-  }
-  prune(tenantId: string, cutoffMs: number): Promise<number> {
-    return this.store.pruneLog(this, tenantId, 'prune', cutoffMs);
-  }
-  pruneBeyond(tenantId: string, keep: number): Promise<number> {
-    return this.store.pruneLog(this, tenantId, 'pruneBeyond', keep);
-  }
-}
-
-export class PostgresStore implements Store {
+export class PostgresStore implements Store, PgWrites {
   private readonly pool: pg.Pool;
   private readonly sql: Statements;
   private readonly health: StoreHealth;
@@ -159,9 +73,7 @@ export class PostgresStore implements Store {
   private readonly logs = new Map<string, PgLog<unknown>>();
   private readonly handlers = new Map<string, RemoteChangeHandler<unknown>[]>();
   private cursor = new ChangeCursor(0);
-  private listener: pg.Client | null = null;
-  private listenerDown = false;
-  private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly listener: ChangeListener;
   private pollTimer: ReturnType<typeof setInterval> | undefined;
   private polling: Promise<void> | null = null;
   private pollAgain = false;
@@ -192,6 +104,7 @@ export class PostgresStore implements Store {
     // without a listener its error event would end the process.
     this.pool.on('error', (e) => log.warn('store connection lost', { err: e.message }));
     this.sql = statements(quoteIdent(o.schema));
+    this.listener = new ChangeListener({ url: o.url, schema: o.schema, replicaId: o.replicaId, onNotify: () => this.requestPoll() });
     this.health = new StoreHealth(
       () => this.connected(),
       () => undefined,
@@ -214,7 +127,7 @@ export class PostgresStore implements Store {
     const until = Date.now() + (o.replicaIdWaitMs ?? 30_000);
     for (;;) {
       try {
-        await store.listen(true);
+        await store.listener.connect(true);
         break;
       } catch (e) {
         if (e instanceof ReplicaIdInUse && Date.now() < until) {
@@ -501,67 +414,6 @@ export class PostgresStore implements Store {
   }
 
   // ── change feed ──────────────────────────────────────────────────────────────────────
-  /**
-   * A dedicated connection LISTENs; it is named so operators (and tests) can find it. It also
-   * holds an advisory lock on the replica id while it lives: a replica skips the changes
-   * marked with its own id, so two running processes with one SERVICE_REPLICA_ID would never
-   * see each other's writes; the second one is refused at start.
-   */
-  private async listen(first = false): Promise<void> {
-    if (this.closed) return;
-    const client = new pg.Client({
-      connectionString: this.o.url,
-      application_name: `routing-listener:${this.o.replicaId}`.slice(0, 63),
-      connectionTimeoutMillis: 3000,
-      keepAlive: true,
-    });
-    const lost = (why: string) => {
-      if (this.listener === client) this.listener = null;
-      client.removeAllListeners('notification');
-      client.end().catch(() => undefined);
-      if (!this.closed && this.reconnectTimer === undefined) {
-        // Once per episode: during an outage every reconnection attempt fails.
-        if (!this.listenerDown) log.warn('store change listener lost; reconnecting every second (the poll covers the gap)', { why });
-        this.listenerDown = true;
-        this.reconnectTimer = setTimeout(() => {
-          this.reconnectTimer = undefined;
-          void this.listen();
-        }, RECONNECT_MS);
-        this.reconnectTimer.unref();
-      }
-    };
-    client.on('error', (e) => lost(e.message));
-    client.on('end', () => lost('connection ended'));
-    client.on('notification', () => this.requestPoll());
-    try {
-      await client.connect();
-      // A session whose host vanished is dropped within ~25 s instead of the system's hours.
-      await client.query('SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3');
-      const own = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok', [REPLICA_LOCK_CLASS, `${this.o.schema}/${this.o.replicaId}`]);
-      if (!own.rows[0].ok) {
-        const msg = `replica id "${this.o.replicaId}" is in use by another running replica of cluster "${this.o.schema}": give each replica its own SERVICE_REPLICA_ID`;
-        if (first) {
-          client.removeAllListeners('end');
-          await client.end().catch(() => undefined);
-          throw new ReplicaIdInUse(msg);
-        }
-        log.error(msg);
-      }
-      await client.query(`LISTEN ${quoteIdent(`${this.o.schema}_changes`)}`);
-      if (this.closed) {
-        await client.end();
-        return;
-      }
-      this.listener = client;
-      if (this.listenerDown) log.info('store change listener connected again');
-      this.listenerDown = false;
-      this.requestPoll(); // what was written while no one listened
-    } catch (e) {
-      if (e instanceof ReplicaIdInUse) throw e;
-      lost((e as Error).message);
-    }
-  }
-
   /** Polls now, or once more after the poll under way (notifications coalesce). */
   requestPoll(): void {
     if (this.closed) return;
@@ -765,7 +617,7 @@ export class PostgresStore implements Store {
 
   /** Whether the change listener's connection is up (tests, GET /). */
   listening(): boolean {
-    return this.listener !== null;
+    return this.listener.connected();
   }
 
   async close(): Promise<void> {
@@ -773,16 +625,8 @@ export class PostgresStore implements Store {
     if (this.quietQueue.size > 0) await this.flushQuiet();
     this.closed = true;
     clearInterval(this.pollTimer);
-    clearTimeout(this.reconnectTimer);
     while (this.polling) await this.polling.catch(() => undefined);
-    const l = this.listener;
-    this.listener = null;
-    if (l) {
-      l.removeAllListeners('end');
-      l.removeAllListeners('error');
-      l.on('error', () => undefined);
-      await l.end().catch(() => undefined);
-    }
+    await this.listener.close();
     await this.pool.end().catch(() => undefined);
     await this.o.local?.close();
   }
