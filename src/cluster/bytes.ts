@@ -49,6 +49,12 @@ export class ByteWriter {
     this.pos += 4;
   }
 
+  u32(v: number): void {
+    this.room(4);
+    this.buf.writeUInt32LE(v >>> 0, this.pos);
+    this.pos += 4;
+  }
+
   bytes(b: Uint8Array): void {
     this.room(b.length);
     this.buf.set(b, this.pos);
@@ -110,6 +116,13 @@ export class ByteReader {
     this.need(8);
     const v = this.buf.readDoubleLE(this.pos);
     this.pos += 8;
+    return v;
+  }
+
+  u32(): number {
+    this.need(4);
+    const v = this.buf.readUInt32LE(this.pos);
+    this.pos += 4;
     return v;
   }
 

@@ -11,6 +11,8 @@ export interface ClusterSettings {
   /** Without a fresh decision table for this long, a replica evaluates its own outcomes. */
   staleMs: number;
   healMs: number;
+  /** The leader publishes a full snapshot of a tenant's table at least this often (deltas between). */
+  snapshotMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -57,5 +59,6 @@ export function loadClusterSettings(env: Env, cluster: string, replicaId: string
     shipIntervalMs: int(env, 'SERVICE_CLUSTER_SHIP_INTERVAL_MS', 200, 20, 5000),
     staleMs,
     healMs: int(env, 'SERVICE_CLUSTER_HEAL_MS', 2000, 100, 60_000),
+    snapshotMs: int(env, 'SERVICE_CLUSTER_SNAPSHOT_MS', 30_000, 1000, 3_600_000),
   };
 }

@@ -3,8 +3,10 @@
  *
  *   outcome (front thread) ──► own windows + DeltaRecorder ──► OutcomeShipper ──XADD──► stream
  *   stream ──XREAD──► OutcomeReader ──► others' deltas merged into own windows (all replicas)
- *   leader:   evaluates (Tier 1/2/3) on the merged windows ──► TablePublisher ──(fenced)──► tables + PUBLISH
- *   follower: TableFollower (push + heal poll) ──► table applied to own rows; health from own merged windows
+ *   leader:   evaluates (Tier 1/2/3) on the merged windows ──► TableBuilder (delta or snapshot, sliced)
+ *             ──► TablePublisher ──(fenced)──► snapshot / delta list + PUBLISH
+ *   follower: TableFollower (push + heal poll) ──► delta on its base / snapshot applied to own rows
+ *             (sliced); health from own merged windows
  *   fallback: no fresh table for staleMs (Redis down, no leader) ──► evaluates its own outcomes, like a single process
  *
  * The route and outcome paths only touch memory: recording a delta is a few increments; every
@@ -32,8 +34,10 @@ import { LeaderLease } from './lease.js';
 import { decodeDeltas, DeltaRecorder } from './outcome-delta.js';
 import { OutcomeReader, OutcomeShipper, type ReceivedBatch } from './outcome-stream.js';
 import { connectRedis, GuardedRedis } from './redis-client.js';
-import { newRuleEntry, readTableHeader, readTableRules, TableWriter } from './table-codec.js';
-import { applyRuleEntry, readRuleEntry } from './table-rows.js';
+import { TableBuilder } from './table-builder.js';
+import type { readTableHeader } from './table-codec.js';
+import { visitTableSliced } from './table-apply.js';
+import { applyRuleEntry } from './table-rows.js';
 import { mergeDelta, MergeResult } from './window-merge.js';
 
 export type ClusterRole = 'leader' | 'follower' | 'fallback';
@@ -55,7 +59,7 @@ export interface ClusterEvents {
   batchDropped?: (batches: number) => void;
   /** A remote batch merged: how old its first outcome was, seconds. */
   batchMerged?: (lagSeconds: number) => void;
-  table?: (result: 'applied' | 'rejected_stale' | 'published' | 'fenced' | 'publish_failed') => void;
+  table?: (result: 'applied' | 'rejected_stale' | 'gap' | 'published' | 'fenced' | 'publish_failed') => void;
 }
 
 export interface ClusterStatus {
@@ -68,6 +72,9 @@ export interface ClusterStatus {
   table_age_seconds: number | null;
   redis_connected: boolean;
 }
+
+/** Longest front-thread slice while building or applying a decision table (ms). */
+const SLICE_MS = 2;
 
 export function defaultReplicaId(port: number): string {
   return `${hostname()}:${port}`;
@@ -83,8 +90,11 @@ export class ClusterNode {
   private readonly reader: OutcomeReader;
   private readonly publisher: TablePublisher;
   private readonly follower: TableFollower;
-  private readonly writer = new TableWriter();
-  private readonly entry = newRuleEntry();
+  private readonly builder: TableBuilder;
+  /** Tenants whose table is being built or published; `again`: evaluated meanwhile, publish once more. */
+  private readonly publishing = new Map<string, { again: boolean }>();
+  /** Longest front-thread slice (ms) of the last table applied here, for the benchmark. */
+  lastApplySliceMs = 0;
   private hooks: ClusterEngineHooks | null = null;
   private takeover: DeliveryTakeover | null = null;
   private aliveTimer: ReturnType<typeof setInterval> | undefined;
@@ -95,7 +105,6 @@ export class ClusterNode {
   private readonly startedAt = performance.now();
   /** Monotonic ms when this replica last knew it led: a leader that steps down starts as a follower, not stale. */
   private lastLeaderAt = -Infinity;
-  private readonly deferred = new Map<string, Buffer>();
   private stopped = false;
   /** Remote deltas refused (too old / ahead of our clock / unknown window), for the stats. */
   readonly mergeStats = { merged: 0, tooOld: 0, tooNew: 0, unknown: 0 };
@@ -121,6 +130,8 @@ export class ClusterNode {
       onChange: (leader) => {
         this.events.leaseChange?.(leader ? 'acquired' : 'lost');
         if (leader) this.follower.resetApplied();
+        // A new leadership (or none) starts every tenant again with a snapshot.
+        this.builder.reset();
         this.updateRole();
       },
     });
@@ -135,6 +146,7 @@ export class ClusterNode {
     });
     this.reader = new OutcomeReader({ url: settings.redisUrl, keys: this.keys, replicaId: id, onBatch: (b) => this.merge(b) });
     this.publisher = new TablePublisher(this.conn, this.keys, this.lease);
+    this.builder = new TableBuilder(tables, (rule) => this.index.ruleKeyOf(rule), { snapshotMs: settings.snapshotMs, sliceMs: SLICE_MS });
     this.follower = new TableFollower({
       url: settings.redisUrl,
       conn: this.conn,
@@ -145,6 +157,7 @@ export class ClusterNode {
       apply: (buf, h) => this.applyTable(buf, h),
       onEpoch: (e) => this.lease.observeEpoch(e),
       onStale: () => this.events.table?.('rejected_stale'),
+      onGap: () => this.events.table?.('gap'),
     });
   }
 
@@ -268,13 +281,19 @@ export class ClusterNode {
   /** After a full evaluation of the tenant on this replica: the leader publishes its table. */
   evaluated(tenant: Tenant): void {
     if (!this.lease.isLeader()) return;
-    void this.publisher
-      .publish(tenant.id, (epoch, version) => this.encodeTable(tenant, epoch, version))
-      .then((r) => {
-        if (r === 'published') this.events.table?.('published');
-        else if (r === 'fenced') this.events.table?.('fenced');
-        else if (r === 'failed') this.events.table?.('publish_failed');
-      });
+    const inFlight = this.publishing.get(tenant.id);
+    if (inFlight) {
+      inFlight.again = true; // one more publish once this one is done: tables of a tenant never race
+      return;
+    }
+    const slot = { again: false };
+    this.publishing.set(tenant.id, slot);
+    void this.publishLoop(tenant, slot).finally(() => this.publishing.delete(tenant.id));
+  }
+
+  /** Table publisher counters (the benchmark reads the bytes). */
+  publisherStats() {
+    return { published: this.publisher.published, bytes: this.publisher.bytes, lastBuildSliceMs: this.builder.lastLongestSliceMs };
   }
 
   // ── internals ────────────────────────────────────────────────────────────────────────
@@ -300,46 +319,57 @@ export class ClusterNode {
     return next;
   }
 
-  private encodeTable(tenant: Tenant, epoch: number, version: number): Buffer {
-    const w = this.writer;
-    const rules = [...tenant.rules.values()];
-    w.begin({ epoch, version, publishedAtMs: Date.now(), tenantId: tenant.id }, rules.length);
-    for (const rule of rules) {
-      const key = this.index.ruleKeyOf(rule) ?? 0;
-      w.rule(readRuleEntry(this.tables, rule.slot, key, this.entry));
-    }
-    return w.finish();
+  private async publishLoop(tenant: Tenant, slot: { again: boolean }): Promise<void> {
+    do {
+      slot.again = false;
+      if (this.stopped || !this.lease.isLeader()) return;
+      const r = await this.publisher.publish(
+        tenant.id,
+        (epoch, version) => this.builder.build(tenant, epoch, version, () => this.lease.isLeader() && !this.stopped),
+        (epoch, version) => this.builder.published(tenant.id, epoch, version),
+      );
+      if (r === 'published') this.events.table?.('published');
+      else {
+        // Whatever the followers hold now, the next table of the tenant is a snapshot.
+        this.builder.forget(tenant.id);
+        if (r === 'fenced') this.events.table?.('fenced');
+        else if (r === 'failed') this.events.table?.('publish_failed');
+        // The stored chain was not our base (e.g. a publish lost in a timeout): snapshot at once.
+        else if (r === 'broken') slot.again = true;
+      }
+    } while (slot.again);
   }
 
-  private applyTable(buf: Buffer, h: ReturnType<typeof readTableHeader>): 'applied' | 'deferred' {
+  /**
+   * Writes a table's rules into this replica's rows, in slices of at most SLICE_MS with a
+   * yield between them. An evaluation task started while this replica led (or fell back) may
+   * still write the rows: the apply waits until it is done, so each field keeps a single writer.
+   */
+  private async applyTable(buf: Buffer, h: ReturnType<typeof readTableHeader>): Promise<'applied' | 'aborted'> {
     const tenant = this.tenants.find(h.tenantId);
     if (!tenant) return 'applied'; // a tenant this replica does not serve
-    // An evaluation task started while this replica led (or fell back) may still write the
-    // rows: apply once it is done, so each field keeps a single writer.
-    if (this.hooks?.busy(tenant.id)) {
-      const first = !this.deferred.has(tenant.id);
-      this.deferred.set(tenant.id, buf);
-      if (first) {
-        void this.hooks.whenIdle(tenant.id).then(() => {
-          const b = this.deferred.get(tenant.id);
-          this.deferred.delete(tenant.id);
-          if (b && this.follower.offer(b) === 'applied') this.follower.lastFreshAt = performance.now();
-        });
-      }
-      return 'deferred';
-    }
     // The first table after start (or after leading) shows states, not transitions: not counted.
     const counting = this.follower.appliedOf(tenant.id) !== undefined;
-    readTableRules(h, (e) => {
-      const rule = this.index.rule(tenant.id, e.key);
-      if (!rule || tenant.rules.get(rule.record.rule_id) !== rule) return;
-      const rows = processorRows(this.tables, rule.slot);
-      const wasFailedOver = rows[processorRowOffset(rule.slot, 0) + PF_STATUS] === ProcessorStatus.FailedOver;
-      applyRuleEntry(this.tables, rule.slot, e);
-      // The leader's failover, seen here: /v1/stats counts it on every replica (the audit entry
-      // and the webhook stay the leader's).
-      if (counting && !wasFailedOver && e.procs[0].status === ProcessorStatus.FailedOver && rule.record.primary_id !== rule.record.secondary_id) tenant.counters.failovers++;
-    });
+    const done = await visitTableSliced(
+      h,
+      SLICE_MS,
+      async () => {
+        while (this.hooks?.busy(tenant.id)) await this.hooks.whenIdle(tenant.id);
+        return !this.lease.isLeader() && !this.stopped;
+      },
+      (e) => {
+        const rule = this.index.rule(tenant.id, e.key);
+        if (!rule || tenant.rules.get(rule.record.rule_id) !== rule) return;
+        const rows = processorRows(this.tables, rule.slot);
+        const wasFailedOver = rows[processorRowOffset(rule.slot, 0) + PF_STATUS] === ProcessorStatus.FailedOver;
+        applyRuleEntry(this.tables, rule.slot, e);
+        // The leader's failover, seen here: /v1/stats counts it on every replica (the audit entry
+        // and the webhook stay the leader's).
+        if (counting && !wasFailedOver && e.procs[0].status === ProcessorStatus.FailedOver && rule.record.primary_id !== rule.record.secondary_id) tenant.counters.failovers++;
+      },
+    );
+    this.lastApplySliceMs = done.longestSliceMs;
+    if (!done.completed) return 'aborted';
     this.events.table?.('applied');
     this.updateRole();
     return 'applied';

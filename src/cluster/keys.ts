@@ -10,10 +10,15 @@ export interface ClusterKeys {
   epoch: string;
   /** Stream of outcome delta batches, trimmed by time. */
   outcomes: string;
-  /** Hash tenant → latest decision table (binary). */
+  /** Hash tenant → latest snapshot of its decision table (binary). */
   tables: string;
-  /** Hash tenant → `<epoch>:<version>` of its latest table (followers poll it to heal). */
+  /**
+   * Hash tenant → `<epoch>:<version>:<snapshot version>` of its latest table (followers poll
+   * it to heal): the head, and the snapshot the deltas after it start from.
+   */
   heads: string;
+  /** Prefix of the per-tenant lists of deltas published since the tenant's snapshot (`<prefix><tenant>`). */
+  deltasPrefix: string;
   /** Pub/sub channel announcing each published table (the table itself is the message). */
   tableChannel: string;
   /** Prefix of the per-replica heartbeat keys (`<prefix><replica id>`, with an expiry). */
@@ -28,6 +33,7 @@ export function clusterKeys(cluster: string): ClusterKeys {
     outcomes: `${p}outcomes`,
     tables: `${p}tables`,
     heads: `${p}heads`,
+    deltasPrefix: `${p}deltas:`,
     tableChannel: `${p}tables:published`,
     alivePrefix: `${p}alive:`,
   };

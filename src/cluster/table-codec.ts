@@ -6,8 +6,12 @@
  * that are not healthy: back-off, probe ladder). Published health (rates, latency) is not in
  * it: every replica computes that from its own merged windows, which hold the same outcomes.
  *
- * Wire format (version 1): u8 version, varint epoch, varint version, f64 published-at ms,
- * varint tenant id length + UTF-8, varint rules, then per rule:
+ * A table is either a snapshot (every rule of the tenant) or a delta (only the rules whose
+ * decision fields changed since the table of version `base`, same epoch): see table-builder.ts.
+ *
+ * Wire format (version 2): u8 format, u8 kind (0 snapshot, 1 delta), varint epoch, varint
+ * version, varint base version (0 for a snapshot), f64 published-at ms, varint tenant id
+ * length + UTF-8, u32 rules (fixed width: a delta's count is known only at the end), then per rule:
  *   f64 rule key (hash of tenant, rule id, primary id, secondary id: a follower that has not
  *   yet seen a PATCH of the rule skips it), f64 primary share, u8 source, f32 failure
  *   probabilities (primary, secondary), and per processor: u8 status, times as varint
@@ -20,7 +24,10 @@
 import { PF_BANDIT_LEN, PF_T1_LEN, PROCS_PER_RULE, type DecisionSource } from '../shm/layout.js';
 import { ByteReader, ByteWriter, FormatError } from './bytes.js';
 
-export const TABLE_FORMAT = 1;
+export const TABLE_FORMAT = 2;
+
+export const TableKind = { Snapshot: 0, Delta: 1 } as const;
+export type TableKind = (typeof TableKind)[keyof typeof TableKind];
 
 export interface ProcessorEntry {
   status: number;
@@ -45,8 +52,11 @@ export interface RuleEntry {
 }
 
 export interface TableHeader {
+  kind: TableKind;
   epoch: number;
   version: number;
+  /** The version a delta applies on top of (0 for a snapshot). */
+  baseVersion: number;
   publishedAtMs: number;
   tenantId: string;
 }
@@ -61,23 +71,30 @@ function readTime(r: ByteReader, base: number): number {
 }
 
 export class TableWriter {
-  private readonly w = new ByteWriter(16 * 1024);
+  private readonly w: ByteWriter;
   private count = 0;
   private countAt = 0;
   private base = 0;
 
-  begin(h: TableHeader, rules: number): void {
+  constructor(initialBytes = 16 * 1024) {
+    this.w = new ByteWriter(initialBytes);
+  }
+
+  /** Starts a table; the rule count is filled in by finish(). */
+  begin(h: TableHeader): void {
     const w = this.w;
     w.reset();
     w.u8(TABLE_FORMAT);
+    w.u8(h.kind);
     w.varint(h.epoch);
     w.varint(h.version);
+    w.varint(h.kind === TableKind.Delta ? h.baseVersion : 0);
     w.f64(h.publishedAtMs);
     const id = Buffer.from(h.tenantId, 'utf8');
     w.varint(id.length);
     w.bytes(id);
     this.countAt = w.length;
-    w.varint(rules);
+    w.u32(0);
     this.count = 0;
     this.base = Math.floor(h.publishedAtMs);
   }
@@ -112,15 +129,20 @@ export class TableWriter {
     this.count++;
   }
 
-  /** The encoded table; `rules` given to begin() must equal the rules written. */
-  finish(): Buffer {
-    const b = this.w.finish();
-    if (this.count !== this.expected(b)) throw new Error('table writer: rule count mismatch');
-    return b;
+  /** Rules written since begin(). */
+  get rules(): number {
+    return this.count;
   }
 
-  private expected(b: Buffer): number {
-    return new ByteReader(b.subarray(this.countAt)).varint();
+  get length(): number {
+    return this.w.length;
+  }
+
+  /** The encoded table (a copy: the writer can be reused). */
+  finish(): Buffer {
+    const b = this.w.finish();
+    b.writeUInt32LE(this.count, this.countAt);
+    return b;
   }
 }
 
@@ -136,16 +158,19 @@ export function readTableHeader(buf: Buffer): TableHeader & { reader: ByteReader
   const r = new ByteReader(buf);
   const v = r.u8();
   if (v !== TABLE_FORMAT) throw new FormatError(`unknown table format ${v}`);
+  const kind = r.u8() as TableKind;
+  if (kind !== TableKind.Snapshot && kind !== TableKind.Delta) throw new FormatError(`unknown table kind ${kind}`);
   const epoch = r.varint();
   const version = r.varint();
+  const baseVersion = r.varint();
   const publishedAtMs = r.f64();
   const n = r.varint();
   if (n > 256) throw new FormatError('tenant id too long');
   const idStart = r.pos;
   for (let i = 0; i < n; i++) r.u8();
   const tenantId = buf.toString('utf8', idStart, idStart + n);
-  const rules = r.varint();
-  return { epoch, version, publishedAtMs, tenantId, reader: r, rules };
+  const rules = r.u32();
+  return { kind, epoch, version, baseVersion, publishedAtMs, tenantId, reader: r, rules };
 }
 
 const t1Scratch = [new Float64Array(PF_T1_LEN), new Float64Array(PF_T1_LEN)];
@@ -153,10 +178,28 @@ const banditScratch = [new Float64Array(PF_BANDIT_LEN), new Float64Array(PF_BAND
 
 /** Calls `visit` with each rule of a table (the entry object is reused: copy what you keep). */
 export function readTableRules(h: ReturnType<typeof readTableHeader>, visit: (e: RuleEntry) => void): void {
-  const r = h.reader;
-  const base = Math.floor(h.publishedAtMs);
+  const it = new TableRuleIterator(h);
   const e = newRuleEntry();
-  for (let i = 0; i < h.rules; i++) {
+  while (it.next(e)) visit(e);
+}
+
+/** Reads a table's rules one at a time, so a large table can be applied across event-loop turns. */
+export class TableRuleIterator {
+  private i = 0;
+  private readonly base: number;
+  constructor(private readonly h: ReturnType<typeof readTableHeader>) {
+    this.base = Math.floor(h.publishedAtMs);
+  }
+
+  /** Fills `e` with the next rule; false (and the table checked for trailing bytes) at the end. */
+  next(e: RuleEntry): boolean {
+    const r = this.h.reader;
+    if (this.i >= this.h.rules) {
+      if (this.i++ === this.h.rules && !r.done()) throw new FormatError('trailing bytes after the table');
+      return false;
+    }
+    this.i++;
+    const base = this.base;
     e.key = r.f64();
     e.primaryShare = r.f64();
     e.source = r.u8() as DecisionSource;
@@ -185,7 +228,6 @@ export function readTableRules(h: ReturnType<typeof readTableHeader>, visit: (e:
         p.bandit = b;
       }
     }
-    visit(e);
+    return true;
   }
-  if (!r.done()) throw new FormatError('trailing bytes after the table');
 }

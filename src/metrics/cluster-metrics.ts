@@ -32,13 +32,13 @@ export function clusterMetrics(metrics: Metrics, node: () => ClusterNode): Clust
   });
   const tables = new Counter({
     name: 'service_cluster_tables_total',
-    help: 'decision tables: published (leader), fenced (refused: the lease was no longer ours), publish_failed, applied (follower), rejected_stale (older epoch or version)',
+    help: 'decision tables: published (leader), fenced (refused: the lease was no longer ours), publish_failed, applied (follower), rejected_stale (older epoch or version), gap (a delta not based on the version held: the follower fetches the snapshot)',
     labelNames: ['result'],
     registers,
   });
   for (const c of ['acquired', 'lost']) leaseChanges.inc({ change: c }, 0);
   for (const r of ['shipped', 'merged', 'dropped']) batches.inc({ result: r }, 0);
-  for (const r of ['published', 'fenced', 'publish_failed', 'applied', 'rejected_stale']) tables.inc({ result: r }, 0);
+  for (const r of ['published', 'fenced', 'publish_failed', 'applied', 'rejected_stale', 'gap']) tables.inc({ result: r }, 0);
 
   metrics.gauge('service_cluster_leader', '1 while this replica holds the leader lease', [], (g) => g.set(node().status().leader ? 1 : 0));
   metrics.gauge('service_cluster_role', '1 for this replica\'s current role: leader, follower or fallback (evaluating its own outcomes: no fresh decision table)', ['role'], (g) => {

@@ -4,7 +4,7 @@ import { TableFollower, TablePublisher } from '../../src/cluster/decision-table.
 import { clusterKeys } from '../../src/cluster/keys.js';
 import { LeaderLease } from '../../src/cluster/lease.js';
 import { connectRedis, GuardedRedis } from '../../src/cluster/redis-client.js';
-import { newRuleEntry, readTableHeader, readTableRules, TableWriter } from '../../src/cluster/table-codec.js';
+import { newRuleEntry, readTableHeader, readTableRules, TableKind, TableWriter } from '../../src/cluster/table-codec.js';
 import { dropClusterKeys, redisUnavailable, SHARED_REDIS_URL, testClusterName } from '../helpers/redis.js';
 import { until } from '../helpers/until.js';
 
@@ -20,9 +20,13 @@ async function conn(name: string): Promise<GuardedRedis> {
   return g;
 }
 
-function table(tenantId: string, epoch: number, version: number, share: number): Buffer {
+function table(tenantId: string, epoch: number, version: number, share: number) {
+  return { table: tableBuf(tenantId, epoch, version, share), kind: TableKind.Snapshot, baseVersion: 0, rules: 1 };
+}
+
+function tableBuf(tenantId: string, epoch: number, version: number, share: number): Buffer {
   const w = new TableWriter();
-  w.begin({ epoch, version, publishedAtMs: Date.now(), tenantId }, 1);
+  w.begin({ kind: TableKind.Snapshot, epoch, version, baseVersion: 0, publishedAtMs: Date.now(), tenantId });
   const e = newRuleEntry();
   e.key = 77;
   e.primaryShare = share;
@@ -59,7 +63,7 @@ async function follower(cluster: string, id: string, seen: Seen[], following = (
 
 describe.skipIf(redisUnavailable !== undefined)('decision table', () => {
   it('the codec round-trips a rule, its statuses and Tier 1 bookkeeping', () => {
-    const buf = table('acme', 3, 9, 0.25);
+    const buf = tableBuf('acme', 3, 9, 0.25);
     const h = readTableHeader(buf);
     expect([h.tenantId, h.epoch, h.version, h.rules]).toEqual(['acme', 3, 9, 1]);
     const got: number[][] = [];
@@ -99,7 +103,7 @@ describe.skipIf(redisUnavailable !== undefined)('decision table', () => {
     // "a" wakes (its clock has not moved yet: the worst case); the script refuses its write.
     expect(await pubA.publish('acme', (e, v) => table('acme', e, v, 0.9))).toBe('fenced');
     // A table of epoch 1 that reaches the follower anyway (e.g. delayed) is rejected.
-    expect(f.offer(table('acme', 1, 99, 0.9))).toBe('stale');
+    expect(await f.offer(tableBuf('acme', 1, 99, 0.9))).toBe('stale');
     // Its own clock then tells "a" it is no longer leader: it does not even try.
     clockA += 500;
     expect(await pubA.publish('acme', (e, v) => table('acme', e, v, 0.9))).toBe('not-leader');
