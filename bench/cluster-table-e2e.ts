@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { parseCli } from './lib/cli.js';
-import { load, table, type LoadResult } from './lib/load.js';
+import autocannon from 'autocannon';
+import { table } from './lib/load.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
 import { apiKeysFor, routeRequests, sampleRules } from './lib/requests.js';
 import { seed } from './lib/seed.js';
@@ -50,7 +51,26 @@ async function view(c: Child): Promise<{ leader: boolean; role: string; table_ag
   return ((await r.json()) as { leadership: { leader: boolean; role: string; table_age_seconds: number | null } }).leadership;
 }
 
-async function run(main: string, seeded: string, keys: string, reqs: ReturnType<typeof routeRequests>, dur: number): Promise<LoadResult & { tableAge: number | null }> {
+interface RunResult {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  p999: number;
+  max: number;
+  non2xx: number;
+  errors: number;
+  /** Tables the follower applied during the load. */
+  applied: number;
+}
+
+async function appliedTables(c: Child): Promise<number> {
+  const text = await (await fetch(c.url + '/metrics/')).text();
+  const m = /^service_cluster_tables_total\{result="applied"\} ([0-9.e+-]+)$/m.exec(text);
+  return m ? Number(m[1]) : NaN;
+}
+
+async function run(main: string, seeded: string, keys: string, reqs: ReturnType<typeof routeRequests>, dur: number): Promise<RunResult> {
   const cluster = `tbl_${randomBytes(4).toString('hex')}`;
   const dirs = [mkdtempSync(join(tmpdir(), 'tbl-a-')), mkdtempSync(join(tmpdir(), 'tbl-b-'))];
   for (const d of dirs) execFileSync('cp', ['-a', `${seeded}/.`, d]);
@@ -77,8 +97,24 @@ async function run(main: string, seeded: string, keys: string, reqs: ReturnType<
       await sleep(100);
     }
     await sleep(3000);
-    const r = await load(main === THIS ? 'this build' : 'other build', follower.url, reqs, dur);
-    return { ...r, tableAge: (await view(follower)).table_age_seconds };
+    const applied0 = await appliedTables(follower);
+    const r = await autocannon({
+      url: follower.url,
+      connections: 10,
+      duration: dur,
+      requests: reqs.map((q) => ({ ...q, headers: { 'content-type': 'application/json', ...q.headers } })),
+    });
+    return {
+      name: main === THIS ? 'this build' : 'other build',
+      rps: r.requests.average,
+      p50: r.latency.p50,
+      p99: r.latency.p99,
+      p999: r.latency.p99_9,
+      max: r.latency.max,
+      non2xx: r.non2xx,
+      errors: r.errors + r.timeouts,
+      applied: (await appliedTables(follower)) - applied0,
+    };
   } finally {
     for (const c of children) await c.stop();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
@@ -100,7 +136,7 @@ async function main(): Promise<void> {
       const order = round % 2 === 0 ? [o.other, THIS] : [THIS, o.other];
       for (const m of order) {
         const r = await run(m, seeded, keys, reqs, Number(o.duration));
-        rows.push({ round: round + 1, build: r.name, rps: Math.round(r.rps), p50_ms: r.p50, p99_ms: r.p99, non2xx: r.non2xx, errors: r.errors, table_age_s: r.tableAge ?? 'none' });
+        rows.push({ round: round + 1, build: r.name, rps: Math.round(r.rps), p50_ms: r.p50, p99_ms: r.p99, 'p99.9_ms': r.p999, max_ms: r.max, non2xx: r.non2xx, errors: r.errors, tables_applied: r.applied });
         console.log(JSON.stringify(rows[rows.length - 1]));
       }
     }

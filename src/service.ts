@@ -29,6 +29,7 @@ import { checkReadiness } from './readiness.js';
 import { registerOperationsMetrics } from './metrics/operations.js';
 import { overrideEndpoints } from './http/resources/overrides.js';
 import { OverrideService } from './overrides/override-service.js';
+import { serveForwardedCommand } from './http/manual-command.js';
 import { AuditTrail } from './audit/audit-trail.js';
 import { auditEndpoints } from './http/resources/audit.js';
 import { DecisionLog } from './decisions/decision-log.js';
@@ -121,6 +122,7 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
   engine.setPublisher((tenantId, eventType, data, atMs) => webhooks.publish(tenantId, eventType, data, atMs));
   engine.start();
   cluster?.attachOrphans({ owners: () => webhooks.replicasWithPending(), adopt: (id) => webhooks.adoptFrom(id) });
+  cluster?.serveCommands((c) => serveForwardedCommand(app, engine, c));
   cluster?.start();
   decisions.start();
   shadow.start(); // after engine.start(): it reads the restored failover counters
@@ -158,7 +160,7 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
     ...onboardingEndpoints(app),
     ...tenantEndpoints(app),
     ...shadowEndpoints(app, shadow),
-    ...overrideEndpoints(app, engine, overrides),
+    ...overrideEndpoints(app, engine, overrides, cluster),
     ...auditEndpoints(app),
     ...decisionEndpoints(app),
     ...dashboardEndpoints(),

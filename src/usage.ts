@@ -28,6 +28,7 @@ const VARIABLES: [name: string, def: string, meaning: string][] = [
   ['SERVICE_CLUSTER_STALE_MS', '15000', 'without a fresh decision table this long, a replica evaluates its own outcomes'],
   ['SERVICE_CLUSTER_SHIP_INTERVAL_MS', '200', 'outcome delta batch period'],
   ['SERVICE_CLUSTER_HEAL_MS', '2000', 'followers poll for a missed decision table this often'],
+  ['SERVICE_CLUSTER_COMMAND_TIMEOUT_MS', '3000', 'a follower forwarding a manual failover/recover to the leader answers 503 after this'],
   ['SERVICE_LOG_LEVEL', 'info', 'debug, info, warn or error (JSON lines on stdout)'],
 ];
 

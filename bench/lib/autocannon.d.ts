@@ -22,6 +22,8 @@ declare module 'autocannon' {
     p50: number;
     p90: number;
     p99: number;
+    /** autocannon reports it (hdr histogram percentiles). */
+    p99_9: number;
     max: number;
     total: number;
   }

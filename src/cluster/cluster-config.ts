@@ -13,6 +13,8 @@ export interface ClusterSettings {
   healMs: number;
   /** The leader publishes a full snapshot of a tenant's table at least this often (deltas between). */
   snapshotMs: number;
+  /** How long a follower waits for the leader to apply a forwarded operator command (and for its table). */
+  commandTimeoutMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -60,5 +62,6 @@ export function loadClusterSettings(env: Env, cluster: string, replicaId: string
     staleMs,
     healMs: int(env, 'SERVICE_CLUSTER_HEAL_MS', 2000, 100, 60_000),
     snapshotMs: int(env, 'SERVICE_CLUSTER_SNAPSHOT_MS', 30_000, 1000, 3_600_000),
+    commandTimeoutMs: int(env, 'SERVICE_CLUSTER_COMMAND_TIMEOUT_MS', 3000, 500, 60_000),
   };
 }

@@ -22,6 +22,7 @@ import type { OutcomeKind } from '../shm/window.js';
 import type { TenantRegistry } from '../tenants/registry.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
 import { ClusterIndex } from './cluster-index.js';
+import { CommandRelay, type CommandAnswer, type ForwardedCommand, type RelayFailure } from './command-relay.js';
 import { DeliveryTakeover, type OrphanDeliveries } from './delivery-takeover.js';
 import { RemoteRuns } from './remote-runs.js';
 import type { ClusterSettings } from './cluster-config.js';
@@ -60,6 +61,20 @@ export interface ClusterEvents {
   /** A remote batch merged: how old its first outcome was, seconds. */
   batchMerged?: (lagSeconds: number) => void;
   table?: (result: 'applied' | 'rejected_stale' | 'gap' | 'published' | 'fenced' | 'publish_failed') => void;
+  /** An operator command forwarded to the leader ended (answered / why not) after `seconds`; or served here as leader. */
+  command?: (result: ForwardResult | 'served', seconds: number) => void;
+}
+
+/** How a forwarded operator command ended on the replica that forwarded it. */
+export type ForwardResult = 'answered' | 'no_leader' | 'redis_unreachable' | 'no_answer' | 'table_not_applied';
+
+/** A forwarded command's outcome: the leader's answer, once this replica applied its table; or why not. */
+export type ForwardOutcome = { ok: true; answer: CommandAnswer } | { ok: false; reason: Exclude<ForwardResult, 'answered'>; leaderId: string | null };
+
+/** A table version: the (epoch, version) a follower must hold to reflect something. */
+interface TableVersion {
+  epoch: number;
+  version: number;
 }
 
 export interface ClusterStatus {
@@ -106,6 +121,15 @@ export class ClusterNode {
   /** Monotonic ms when this replica last knew it led: a leader that steps down starts as a follower, not stale. */
   private lastLeaderAt = -Infinity;
   private stopped = false;
+  private readonly relay: CommandRelay;
+  /** Per tenant, evaluations finished here as leader (each asks for a publish of the rows as they are now). */
+  private readonly evaluatedSeq = new Map<string, number>();
+  /** Per tenant, the last table published and the evaluations (seq) it reflects. */
+  private readonly lastPublished = new Map<string, TableVersion & { covers: number }>();
+  /** As leader: forwarded commands waiting for the publish that reflects them, per tenant. */
+  private readonly publishWaiters = new Map<string, { covers: number; done: (t: TableVersion) => void }[]>();
+  /** As follower: forwarded commands waiting for the table that reflects them, per tenant. */
+  private readonly tableWaiters = new Map<string, (TableVersion & { done: () => void })[]>();
   /** Remote deltas refused (too old / ahead of our clock / unknown window), for the stats. */
   readonly mergeStats = { merged: 0, tooOld: 0, tooNew: 0, unknown: 0 };
 
@@ -146,6 +170,7 @@ export class ClusterNode {
     });
     this.reader = new OutcomeReader({ url: settings.redisUrl, keys: this.keys, replicaId: id, onBatch: (b) => this.merge(b) });
     this.publisher = new TablePublisher(this.conn, this.keys, this.lease);
+    this.relay = new CommandRelay({ url: settings.redisUrl, conn: this.conn, keys: this.keys, replicaId: id, fenceValue: () => this.lease.fenceValue() });
     this.builder = new TableBuilder(tables, (rule) => this.index.ruleKeyOf(rule), { snapshotMs: settings.snapshotMs, sliceMs: SLICE_MS });
     this.follower = new TableFollower({
       url: settings.redisUrl,
@@ -217,7 +242,8 @@ export class ClusterNode {
     clearInterval(this.orphanTimer);
     await this.shipper.stop();
     await this.lease.stop();
-    await Promise.allSettled([this.reader.stop(), this.follower.stop()]);
+    await Promise.allSettled([this.reader.stop(), this.follower.stop(), this.relay.stop()]);
+    for (const ws of this.tableWaiters.values()) for (const w of ws) w.done();
     this.conn.close();
   }
 
@@ -281,6 +307,7 @@ export class ClusterNode {
   /** After a full evaluation of the tenant on this replica: the leader publishes its table. */
   evaluated(tenant: Tenant): void {
     if (!this.lease.isLeader()) return;
+    this.evaluatedSeq.set(tenant.id, (this.evaluatedSeq.get(tenant.id) ?? 0) + 1);
     const inFlight = this.publishing.get(tenant.id);
     if (inFlight) {
       inFlight.again = true; // one more publish once this one is done: tables of a tenant never race
@@ -294,6 +321,125 @@ export class ClusterNode {
   /** Table publisher counters (the benchmark reads the bytes). */
   publisherStats() {
     return { published: this.publisher.published, bytes: this.publisher.bytes, lastBuildSliceMs: this.builder.lastLongestSliceMs };
+  }
+
+  // ── operator commands on any replica ─────────────────────────────────────────────────
+  /** As leader: how a command forwarded by a follower is applied (as a local request would be). */
+  serveCommands(handler: (c: ForwardedCommand) => Promise<CommandAnswer>): void {
+    this.relay.serve(async (c) => {
+      const t0 = performance.now();
+      const answer = await handler(c);
+      if (answer.status < 300) {
+        // The evaluation that took the command has finished (and asked for a publish): the
+        // follower answers once it holds a table published after it.
+        const seq = this.evaluatedSeq.get(c.tenant) ?? 0;
+        const table = await this.publishedCovering(c.tenant, seq, c.deadline_ms - Date.now());
+        if (table !== undefined) answer.table = table;
+        else answer.tableMissing = true;
+      }
+      this.events.command?.('served', (performance.now() - t0) / 1000);
+      return answer;
+    });
+  }
+
+  /**
+   * As follower: sends the command to the leader and resolves with its answer once the decision
+   * table reflecting it is applied here (a route on this replica right after sees it), or with
+   * why not by `timeoutMs`. Never rejects.
+   */
+  async forwardCommand(c: Omit<ForwardedCommand, 'id' | 'from' | 'deadline_ms'>, timeoutMs: number): Promise<ForwardOutcome> {
+    const t0 = performance.now();
+    const deadline = Date.now() + timeoutMs;
+    const end = (o: ForwardOutcome): ForwardOutcome => {
+      this.events.command?.(o.ok ? 'answered' : o.reason, (performance.now() - t0) / 1000);
+      return o;
+    };
+    const leaderId = this.lease.state.holder || null;
+    if (leaderId === null) return end({ ok: false, reason: this.conn.connected() ? 'no_leader' : 'redis_unreachable', leaderId });
+    const a: CommandAnswer | RelayFailure = await this.relay.forward(c, deadline);
+    if (a === 'redis_unreachable' || a === 'no_answer') return end({ ok: false, reason: a, leaderId });
+    if (a.tableMissing === true) return end({ ok: false, reason: 'table_not_applied', leaderId });
+    if (a.table !== undefined && !(await this.tableApplied(c.tenant, a.table, deadline - Date.now()))) {
+      return end({ ok: false, reason: 'table_not_applied', leaderId });
+    }
+    return end({ ok: true, answer: a });
+  }
+
+  /** As leader: resolves with the first table of the tenant published with evaluation `seq` in it (undefined by the timeout). */
+  private publishedCovering(tenantId: string, seq: number, timeoutMs: number): Promise<TableVersion | undefined> {
+    const last = this.lastPublished.get(tenantId);
+    if (last !== undefined && last.covers >= seq) return Promise.resolve({ epoch: last.epoch, version: last.version });
+    return new Promise((resolve) => {
+      const ws = this.publishWaiters.get(tenantId) ?? [];
+      const w = {
+        covers: seq,
+        done: (t: TableVersion) => {
+          clearTimeout(timer);
+          resolve(t);
+        },
+      };
+      const timer = setTimeout(() => {
+        const i = ws.indexOf(w);
+        if (i >= 0) ws.splice(i, 1);
+        resolve(undefined);
+      }, Math.max(0, timeoutMs));
+      ws.push(w);
+      this.publishWaiters.set(tenantId, ws);
+    });
+  }
+
+  private notePublished(tenantId: string, p: TableVersion & { covers: number }): void {
+    this.lastPublished.set(tenantId, p);
+    const ws = this.publishWaiters.get(tenantId);
+    if (!ws) return;
+    const left = ws.filter((w) => {
+      if (p.covers < w.covers) return true;
+      w.done({ epoch: p.epoch, version: p.version });
+      return false;
+    });
+    if (left.length > 0) this.publishWaiters.set(tenantId, left);
+    else this.publishWaiters.delete(tenantId);
+  }
+
+  /** As follower: resolves true once this replica holds the tenant's table `t` or a newer one (or leads). */
+  private tableApplied(tenantId: string, t: TableVersion, timeoutMs: number): Promise<boolean> {
+    if (this.covers(tenantId, t)) return Promise.resolve(true);
+    return new Promise<boolean>((resolve) => {
+      const ws = this.tableWaiters.get(tenantId) ?? [];
+      const w = {
+        ...t,
+        done: () => {
+          clearTimeout(timer);
+          resolve(true);
+        },
+      };
+      const timer = setTimeout(() => {
+        const i = ws.indexOf(w);
+        if (i >= 0) ws.splice(i, 1);
+        resolve(this.covers(tenantId, t));
+      }, Math.max(0, timeoutMs));
+      ws.push(w);
+      this.tableWaiters.set(tenantId, ws);
+    });
+  }
+
+  private covers(tenantId: string, t: TableVersion): boolean {
+    if (this.lease.isLeader()) return true; // this replica's rows are the cluster's decisions now
+    const a = this.follower.appliedOf(tenantId);
+    return a !== undefined && newerOrSame(a, t);
+  }
+
+  /** A table `t` was just written into the tenant's rows: wake the commands it covers. */
+  private settleTableWaiters(tenantId: string, t: TableVersion): void {
+    const ws = this.tableWaiters.get(tenantId);
+    if (!ws) return;
+    const left = ws.filter((w) => {
+      if (!newerOrSame(t, w)) return true;
+      w.done();
+      return false;
+    });
+    if (left.length > 0) this.tableWaiters.set(tenantId, left);
+    else this.tableWaiters.delete(tenantId);
   }
 
   // ── internals ────────────────────────────────────────────────────────────────────────
@@ -323,10 +469,15 @@ export class ClusterNode {
     do {
       slot.again = false;
       if (this.stopped || !this.lease.isLeader()) return;
+      // The build starts after this: it reads rows that hold every evaluation counted so far.
+      const covers = this.evaluatedSeq.get(tenant.id) ?? 0;
       const r = await this.publisher.publish(
         tenant.id,
         (epoch, version) => this.builder.build(tenant, epoch, version, () => this.lease.isLeader() && !this.stopped),
-        (epoch, version) => this.builder.published(tenant.id, epoch, version),
+        (epoch, version) => {
+          this.builder.published(tenant.id, epoch, version);
+          this.notePublished(tenant.id, { epoch, version, covers });
+        },
       );
       if (r === 'published') this.events.table?.('published');
       else {
@@ -372,6 +523,7 @@ export class ClusterNode {
     if (!done.completed) return 'aborted';
     this.events.table?.('applied');
     this.updateRole();
+    this.settleTableWaiters(tenant.id, h);
     return 'applied';
   }
 
@@ -412,4 +564,8 @@ export class ClusterNode {
     }
     return w;
   }
+}
+
+function newerOrSame(a: TableVersion, b: TableVersion): boolean {
+  return a.epoch > b.epoch || (a.epoch === b.epoch && a.version >= b.version);
 }

@@ -23,6 +23,12 @@ export interface ClusterKeys {
   tableChannel: string;
   /** Prefix of the per-replica heartbeat keys (`<prefix><replica id>`, with an expiry). */
   alivePrefix: string;
+  /** Pub/sub channel of operator commands a follower forwards to the leader (command-relay.ts). */
+  commandChannel: string;
+  /** Prefix of each replica's reply channel (`<prefix><replica id>`): the leader's answers to its commands. */
+  replyChannelPrefix: string;
+  /** Prefix of the claim keys (`<prefix><request id>`, 60 s expiry): a forwarded command is applied once. */
+  commandClaimPrefix: string;
 }
 
 export function clusterKeys(cluster: string): ClusterKeys {
@@ -36,6 +42,9 @@ export function clusterKeys(cluster: string): ClusterKeys {
     deltasPrefix: `${p}deltas:`,
     tableChannel: `${p}tables:published`,
     alivePrefix: `${p}alive:`,
+    commandChannel: `${p}commands`,
+    replyChannelPrefix: `${p}replies:`,
+    commandClaimPrefix: `${p}command:`,
   };
 }
 

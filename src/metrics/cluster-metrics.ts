@@ -36,6 +36,15 @@ export function clusterMetrics(metrics: Metrics, node: () => ClusterNode): Clust
     labelNames: ['result'],
     registers,
   });
+  const commands = new Histogram({
+    name: 'service_cluster_forwarded_command_seconds',
+    help: 'operator commands (manual failover/recover) forwarded to the leader: on the follower, the time to the answer by result (answered, no_leader, redis_unreachable, no_answer, table_not_applied); on the leader, the time to apply one (served)',
+    labelNames: ['result'],
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10],
+    registers,
+  });
+  // Every result is exported from the start (0), so alerts on failures have a series to watch.
+  for (const r of ['answered', 'no_leader', 'redis_unreachable', 'no_answer', 'table_not_applied', 'served']) commands.zero({ result: r });
   for (const c of ['acquired', 'lost']) leaseChanges.inc({ change: c }, 0);
   for (const r of ['shipped', 'merged', 'dropped']) batches.inc({ result: r }, 0);
   for (const r of ['published', 'fenced', 'publish_failed', 'applied', 'rejected_stale', 'gap']) tables.inc({ result: r }, 0);
@@ -67,5 +76,6 @@ export function clusterMetrics(metrics: Metrics, node: () => ClusterNode): Clust
       lag.observe(s);
     },
     table: (r) => tables.inc({ result: r }),
+    command: (r, secs) => commands.observe({ result: r }, secs),
   };
 }

@@ -3,7 +3,8 @@
  * outcomes spread round-robin. One engine: a total outage is failed over on every replica
  * within 1.5 s; health shows the cluster-wide samples; one webhook delivery and one audit
  * entry per transition; kill -9 of the leader: a new epoch within 5 s and no failed route;
- * SIGSTOP/SIGCONT of the leader: no table of the stale epoch is applied.
+ * SIGSTOP/SIGCONT of the leader: no table of the stale epoch is applied. An operator command
+ * sent to a follower is forwarded to the leader and applied once, on every replica.
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -43,6 +44,8 @@ describe.skipIf(redisUnavailable !== undefined)('cluster mode: one engine over R
     replicas = await startReplicas({ redisUrl: SHARED_REDIS_URL, cluster, replicas: 3 });
     alive = [...replicas];
     for (const [id, country] of [['us_card', 'US'], ['ca_card', 'CA'], ['mx_card', 'MX'], ['br_card', 'BR']] as const) await createEverywhere(replicas, '/v1/rules', rule(id, country));
+    // All traffic on the primary until an operator fails it over: a route shows which one is in force.
+    await createEverywhere(replicas, '/v1/rules', { ...rule('cl_card', 'CL'), primary_weight: 1 });
     await createEverywhere(replicas, '/v1/webhooks', { url: hook.url(), event_types: ['failover.triggered', 'failover.recovered'] });
     await leaderOf(replicas);
   }, 120_000);
@@ -83,13 +86,56 @@ describe.skipIf(redisUnavailable !== undefined)('cluster mode: one engine over R
     // Every replica's /v1/stats counts the failover once.
     const stats = await Promise.all(replicas.map(async (r) => (await r.request('GET', '/v1/stats')).json.failover_events));
     expect(stats).toEqual([1, 1, 1]);
+  });
 
-    // Operator commands are the leader's: a follower answers 503 naming it.
+  it('an operator command sent to a follower is applied by the leader: the same answer, on every replica, one audit entry, one webhook', async () => {
     const leader = await leaderOf(replicas);
-    const follower = replicas.find((r) => r !== leader)!;
-    const refused = await follower.request('POST', '/v1/rules/us_card/recover');
-    expect(refused.status).toBe(503);
-    expect(refused.text).toContain(leader.id);
+    const [follower, other] = replicas.filter((r) => r !== leader);
+    const route = async (r: Replica) => (await r.request('POST', '/v1/route', { country: 'CL', currency: 'USD', payment_method: 'card', amount: 10 })).json.processor_id;
+    expect(await route(follower)).toBe('stripe');
+
+    const t0 = performance.now();
+    const f = await follower.request('POST', '/v1/rules/cl_card/failover');
+    const forwardMs = performance.now() - t0;
+    expect(f.status, f.text).toBe(200);
+    // The leader's answer (the rule's health afterwards), and this replica already routes by it.
+    expect(f.json).toMatchObject({ rule_id: 'cl_card', primary: { processor_id: 'stripe', status: 'failed_over' }, decision: { processor_id: 'adyen' } });
+    const direct = (await leader.request('GET', '/v1/health/cl_card')).json;
+    expect(Object.keys(f.json).sort()).toEqual(Object.keys(direct).sort());
+    expect(await route(follower)).toBe('adyen');
+    await until('cl_card failed over on every replica', async () => (await Promise.all(replicas.map((r) => primaryStatus(r, 'cl_card')))).every((s) => s === 'failed_over'), 3000);
+
+    // Validation comes back as the leader gives it: the same 409 from a follower as from the leader.
+    const t2 = performance.now();
+    const again = await other.request('POST', '/v1/rules/cl_card/failover');
+    const t3 = performance.now();
+    const againOnLeader = await leader.request('POST', '/v1/rules/cl_card/failover');
+    const t4 = performance.now();
+    console.log(`a 409 forwarded by ${other.id} (the Redis round trip to the leader and back): ${(t3 - t2).toFixed(1)} ms; on the leader itself ${(t4 - t3).toFixed(1)} ms`);
+    expect(again.status).toBe(409);
+    expect(again.json).toEqual(againOnLeader.json);
+    expect((await follower.request('POST', '/v1/rules/no_such_rule/failover')).json.error.code).toBe('RULE_NOT_FOUND');
+
+    // One side effect of each kind for the whole cluster.
+    await until('the failover webhook', () => hook.count('failover.triggered', 'cl_card') >= 1, 5000);
+    await new Promise((r) => setTimeout(r, 1500)); // time for any duplicate to show up
+    expect(hook.count('failover.triggered', 'cl_card')).toBe(1);
+    const audits = (await Promise.all(replicas.map(async (r) => (await r.request('GET', '/v1/audit?limit=100')).json))).flat();
+    expect(audits.filter((e: any) => e.action === 'rule.failover' && e.target_id === 'cl_card')).toHaveLength(1);
+    const events = (await Promise.all(replicas.map(async (r) => (await r.request('GET', '/v1/failover-events?limit=100')).json))).flat();
+    expect(events.filter((e: any) => e.rule_id === 'cl_card' && e.reason === 'manual')).toHaveLength(1);
+
+    // Recover through the other follower, likewise.
+    const t1 = performance.now();
+    const r = await other.request('POST', '/v1/rules/cl_card/recover');
+    const recoverMs = performance.now() - t1;
+    expect(r.status, r.text).toBe(200);
+    expect(r.json.primary.status).toBe('healthy');
+    expect(await route(other)).toBe('stripe');
+    await until('the recovery webhook', () => hook.count('failover.recovered', 'cl_card') >= 1, 5000);
+    console.log(`forwarded operator commands: failover answered by ${follower.id} in ${forwardMs.toFixed(0)} ms, recover by ${other.id} in ${recoverMs.toFixed(0)} ms (leader ${leader.id})`);
+    const metrics = (await follower.request('GET', '/metrics/')).text;
+    expect(metrics).toMatch(/service_cluster_forwarded_command_seconds_count\{result="answered"\} [1-9]/);
   });
 
   it('a run of technical failures on one follower alone gets the leader to fail over at once', async () => {

@@ -4,6 +4,12 @@
  * after traffic, a failover and a webhook delivery); the per-rule routed and outcome counters
  * count exactly what was sent; the rules pass `promtool check rules` when promtool is
  * installed (Debian package `prometheus`).
+ *
+ * Cluster-mode metrics (`service_cluster_*`, and the PostgreSQL change listener's
+ * `service_store_*` ones) exist only on a cluster replica: they are checked against a scrape of
+ * one replica started with SERVICE_REDIS_URL on the machine's Redis (its own SERVICE_CLUSTER
+ * prefix) and SERVICE_STORE_URL on the machine's PostgreSQL (its own schema). Without Redis or
+ * PostgreSQL those checks are skipped with the reason, or fail under CI.
  */
 import { spawnSync } from 'node:child_process';
 import { run } from '../helpers/run.js';
@@ -13,11 +19,22 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, startServer, stopAllServers, type TestServer } from '../helpers/server.js';
 import { until } from '../helpers/until.js';
+import { dropClusterKeys, redisUnavailable, SHARED_REDIS_URL } from '../helpers/redis.js';
+import { dropSchema, newSchema, testPostgres } from '../helpers/postgres.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 const DASHBOARD = join(REPO_ROOT, 'deploy', 'grafana', 'payment-routing-engine.json');
 const ALERTS = join(REPO_ROOT, 'deploy', 'prometheus', 'alerts.yml');
 const METRIC_NAME = /\bservice_[a-z0-9_]+\b/g;
+/** Metrics only a cluster replica exports: Redis (part 2) and the PostgreSQL change listener (part 1). */
+const CLUSTER_METRIC = /^service_cluster_/;
+const LISTENER_METRIC = /^service_store_(listening|remote_changes_total)$/;
+
+const pgServer = await testPostgres();
+/** The cluster replica's scrape ('' when it could not run). */
+let clusterScrape = '';
+let clusterStarted = false;
+const clusterName = newSchema('obs');
 
 let s: TestServer;
 let receiver: Server;
@@ -87,11 +104,56 @@ beforeAll(async () => {
   // A cycle after the failover: every gauge has been evaluated.
   await new Promise((r) => setTimeout(r, 500));
   scrape = (await s.request('GET', '/metrics')).text;
-});
+
+  // One cluster replica (it leads its own one-replica cluster): every cluster metric is exported.
+  if (redisUnavailable === undefined && pgServer.ok) {
+    const c = await startServer({
+      env: {
+        SERVICE_REDIS_URL: SHARED_REDIS_URL,
+        SERVICE_STORE_URL: pgServer.url,
+        SERVICE_CLUSTER: clusterName,
+        SERVICE_REPLICA_ID: 'obs1',
+        SERVICE_CLUSTER_LEASE_MS: '1500',
+        SERVICE_CLUSTER_SHIP_INTERVAL_MS: '100',
+        SERVICE_EVAL_INTERVAL_MS: '200',
+      },
+    });
+    clusterStarted = true;
+    expect((await c.request('POST', '/v1/rules', { rule_id: 'c_rule', attributes: ['US', 'USD', 'card'], primary_id: 'stripe', primary_name: 'Stripe', secondary_id: 'adyen', secondary_name: 'Adyen' })).status).toBe(201);
+    await until('the replica leads', async () => (await c.request('GET', '/')).json.leadership?.leader === true, 10_000);
+    for (let i = 0; i < 20; i++) await c.request('POST', '/v1/outcome', { rule_id: 'c_rule', processor_id: 'stripe', success: true, latency_ms: 100 });
+    await until('a decision table published and a batch shipped', async () => {
+      const text = (await c.request('GET', '/metrics')).text;
+      return /service_cluster_tables_total\{result="published"\} [1-9]/.test(text) && /service_cluster_outcome_batches_total\{result="shipped"\} [1-9]/.test(text);
+    }, 10_000);
+    clusterScrape = (await c.request('GET', '/metrics')).text;
+  }
+}, 120_000);
 afterAll(async () => {
   await stopAllServers();
   receiver?.close();
+  if (clusterStarted) {
+    await dropClusterKeys(SHARED_REDIS_URL, clusterName);
+    await dropSchema(clusterName);
+  }
 });
+
+/** Why the cluster replica could not be scraped (undefined: it was). */
+const noClusterScrape = redisUnavailable ?? (pgServer.ok ? undefined : pgServer.reason);
+if (noClusterScrape !== undefined) console.warn(`cluster metrics of deploy/ not checked: ${noClusterScrape}`);
+
+/** Checks each metric name against the scrape that exports it (cluster ones: the cluster replica's). */
+function expectExported(what: string, referenced: Iterable<string>): void {
+  const single = sampleNames(scrape);
+  const cluster = sampleNames(clusterScrape);
+  for (const n of referenced) {
+    if (CLUSTER_METRIC.test(n) || LISTENER_METRIC.test(n)) {
+      if (noClusterScrape === undefined) expect(cluster, `${what} metric ${n} (cluster replica)`).toContain(n);
+    } else {
+      expect(single, `${what} metric ${n}`).toContain(n);
+    }
+  }
+}
 
 describe('operator metrics', () => {
   it('count routed decisions per processor and outcomes per result', () => {
@@ -137,10 +199,45 @@ describe('deploy/', () => {
   it('the Grafana dashboard references only metrics present in a real scrape', () => {
     const exprs = dashboardExprs();
     expect(exprs.length).toBeGreaterThan(15);
-    const names = sampleNames(scrape);
     const referenced = new Set(exprs.flatMap((e) => e.match(METRIC_NAME) ?? []));
     expect(referenced.size).toBeGreaterThan(15);
-    for (const n of referenced) expect(names, `dashboard metric ${n}`).toContain(n);
+    expectExported('dashboard', referenced);
+  });
+
+  it.skipIf(noClusterScrape !== undefined && !process.env.CI)('the dashboard and the alerts cover cluster mode, with metrics a cluster replica exports', () => {
+    expect(clusterScrape, `cluster replica not scraped: ${noClusterScrape}`).not.toBe('');
+    const dashboard = dashboardExprs().join('\n');
+    for (const n of [
+      'service_cluster_role',
+      'service_cluster_epoch',
+      'service_cluster_table_age_seconds',
+      'service_cluster_shipping_lag_seconds_bucket',
+      'service_cluster_lease_changes_total',
+      'service_cluster_redis_connected',
+      'service_cluster_outcome_backlog_bytes',
+    ]) {
+      expect(dashboard, `dashboard: ${n}`).toContain(n);
+    }
+    const alerts = readFileSync(ALERTS, 'utf8');
+    for (const n of [
+      'service_cluster_leader',
+      'service_cluster_lease_changes_total',
+      'service_cluster_fallback',
+      'service_cluster_table_age_seconds',
+      'service_cluster_shipping_lag_seconds_bucket',
+      'service_cluster_outcome_backlog_bytes',
+      'service_cluster_outcome_batches_total',
+      'service_cluster_redis_connected',
+      'service_store_listening',
+    ]) {
+      expect(alerts, `alerts: ${n}`).toContain(n);
+    }
+    // The replica is a cluster member in its own right: it leads, with a fresh table.
+    expect(clusterScrape).toMatch(/^service_cluster_leader 1$/m);
+    expect(clusterScrape).toMatch(/^service_cluster_role\{role="leader"\} 1$/m);
+    expect(clusterScrape).toMatch(/^service_cluster_redis_connected 1$/m);
+    expect(clusterScrape).toMatch(/^service_store_listening 1$/m);
+    expect(clusterScrape).toMatch(new RegExp(`^service_replica_info\\{replica_id="obs1",store="postgres",cluster="${clusterName}"\\} 1$`, 'm'));
   });
 
   it('the dashboard covers traffic share, rates, latency, health, failovers, predictions, weights, cycle and backlog', () => {
@@ -166,8 +263,7 @@ describe('deploy/', () => {
     const text = readFileSync(ALERTS, 'utf8');
     const exprs = [...text.matchAll(/^\s+expr: (.+)$/gm)].map((m) => m[1]);
     expect(exprs.length).toBeGreaterThanOrEqual(6);
-    const names = sampleNames(scrape);
-    for (const n of new Set(exprs.flatMap((e) => e.match(METRIC_NAME) ?? []))) expect(names, `alert metric ${n}`).toContain(n);
+    expectExported('alert', new Set(exprs.flatMap((e) => e.match(METRIC_NAME) ?? [])));
   });
 
   const promtool = spawnSync('promtool', ['--version'], { encoding: 'utf8' });

@@ -5,14 +5,12 @@
 import { Type } from '@sinclair/typebox';
 import { tenantOf, type AppContext } from '../../app-context.js';
 import { errors } from '../../errors.js';
-import { NotLeaderError, type EngineService } from '../../engine/engine-service.js';
-import { ruleHealth } from '../../engine/health-view.js';
-import { processorRowOffset } from '../../shm/slots.js';
-import { processorRows } from '../../shm/tables.js';
+import type { EngineService } from '../../engine/engine-service.js';
+import type { ClusterNode } from '../../cluster/cluster-node.js';
 import type { OverrideService } from '../../overrides/override-service.js';
+import { applyManualCommand, forwardManualCommand, type ManualAction } from '../manual-command.js';
 import { compile, ErrorSchema } from '../../schemas/common.js';
 import { DrainInput, Override, ProcessorDrain, RuleOverrideInput } from '../../schemas/overrides.js';
-import { ManualCommand, PF_STATUS, ProcessorStatus } from '../../shm/layout.js';
 import type { LiveRule } from '../../tenants/tenant.js';
 import { endpoint, jsonBody, type Ctx, type Endpoint } from '../endpoint.js';
 import { RULE_ID, ruleHealth as ruleHealthExample } from '../../schemas/examples.js';
@@ -22,25 +20,23 @@ import { RuleHealth } from '../../schemas/health.js';
 const ruleOverrideInput = compile(RuleOverrideInput);
 const drainInput = compile(DrainInput);
 
-export function overrideEndpoints(app: AppContext, engine: EngineService, overrides: OverrideService): Endpoint[] {
+export function overrideEndpoints(app: AppContext, engine: EngineService, overrides: OverrideService, cluster?: ClusterNode): Endpoint[] {
   const liveRule = (ctx: Ctx): LiveRule => {
     const id = checkPathId('rule_id', ctx.params.rule_id);
     const rule = tenantOf(app, ctx).rules.get(id);
     if (!rule) throw errors.ruleNotFound(id);
     return rule;
   };
-  const statusOf = (rule: LiveRule, k: 0 | 1) => processorRows(app.tables, rule.slot)[processorRowOffset(rule.slot, k) + PF_STATUS];
-  const runCommand = async (ctx: Ctx, rule: LiveRule, cmd: ManualCommand) => {
-    try {
-      await engine.command(tenantOf(app, ctx), rule, cmd);
-    } catch (e) {
-      if (e instanceof NotLeaderError) throw errors.unavailable(e.message);
-      throw errors.unavailable('the engine did not apply the command in time; it may still apply it at its next evaluation');
-    }
+  // Any replica takes the command: a cluster follower forwards it to the leader (manual-command.ts).
+  const manual = (ctx: Ctx, action: ManualAction) => {
+    const rule = liveRule(ctx);
+    const tenant = tenantOf(app, ctx);
+    if (cluster !== undefined && !cluster.evaluates()) return forwardManualCommand(cluster, tenant, rule, action, ctx.grant, cluster.settings.commandTimeoutMs);
+    return applyManualCommand(app, engine, tenant, rule, action, ctx.grant);
   };
   const notFound = { description: 'no such rule (or another tenant\'s)', schema: ErrorSchema, error: 'RULE_NOT_FOUND' as const };
   const invalid = { description: 'invalid fields', schema: ErrorSchema, error: 'VALIDATION_FAILED' as const };
-  const notApplied = { description: 'the engine did not apply it in time', schema: ErrorSchema, error: 'SERVICE_UNAVAILABLE' as const };
+  const notApplied = { description: 'the engine did not apply it in time (in cluster mode: no leader answered, or Redis is unreachable)', schema: ErrorSchema, error: 'SERVICE_UNAVAILABLE' as const };
   const pin = {
     scope: 'rule' as const,
     rule_id: RULE_ID,
@@ -162,23 +158,14 @@ export function overrideEndpoints(app: AppContext, engine: EngineService, overri
       method: 'POST',
       path: '/v1/rules/{rule_id}/failover',
       auth: true,
-      handler: async (ctx) => {
-        const rule = liveRule(ctx);
-        if (rule.record.primary_id === rule.record.secondary_id) throw errors.engineState(`rule "${rule.record.rule_id}" has a single processor: nothing to fail over to`);
-        if (statusOf(rule, 0) === ProcessorStatus.FailedOver) throw errors.engineState(`the primary of rule "${rule.record.rule_id}" is already failed over`);
-        const before = ruleHealth(app.tables, rule, tenantOf(app, ctx).settings.predictionEnabled);
-        await runCommand(ctx, rule, ManualCommand.Failover);
-        const after = ruleHealth(app.tables, rule, tenantOf(app, ctx).settings.predictionEnabled);
-        await app.audit.record(ctx, { action: 'rule.failover', target_type: 'rule', target_id: rule.record.rule_id, before, after });
-        return { status: 200, body: after };
-      },
+      handler: (ctx) => manual(ctx, 'failover'),
       doc: {
         summary: 'Fail the rule over to its secondary now',
         tag: 'Operator controls',
         operationId: 'failoverRule',
         pathExamples: ruleExample,
         description:
-          'As Tier 1 would: the primary becomes failed_over, a failover event is recorded (reason "manual"), `failover.triggered` is sent, the failover counter grows, and recovery probes start after the usual back-off. Answers once the engine has applied it.',
+          'As Tier 1 would: the primary becomes failed_over, a failover event is recorded (reason "manual"), `failover.triggered` is sent, the failover counter grows, and recovery probes start after the usual back-off. Answers once the engine has applied it. In cluster mode any replica takes it: a follower forwards it to the leader and answers with the leader\'s result once its own routes reflect it (503 after SERVICE_CLUSTER_COMMAND_TIMEOUT_MS when no leader answers).',
         responses: {
           200: jsonBody('the rule\'s health afterwards', RuleHealth, ruleHealthExample),
           404: notFound,
@@ -191,24 +178,14 @@ export function overrideEndpoints(app: AppContext, engine: EngineService, overri
       method: 'POST',
       path: '/v1/rules/{rule_id}/recover',
       auth: true,
-      handler: async (ctx) => {
-        const rule = liveRule(ctx);
-        if (statusOf(rule, 0) !== ProcessorStatus.FailedOver && statusOf(rule, 1) !== ProcessorStatus.FailedOver) {
-          throw errors.engineState(`no processor of rule "${rule.record.rule_id}" is failed over`);
-        }
-        const before = ruleHealth(app.tables, rule, tenantOf(app, ctx).settings.predictionEnabled);
-        await runCommand(ctx, rule, ManualCommand.Recover);
-        const after = ruleHealth(app.tables, rule, tenantOf(app, ctx).settings.predictionEnabled);
-        await app.audit.record(ctx, { action: 'rule.recover', target_type: 'rule', target_id: rule.record.rule_id, before, after });
-        return { status: 200, body: after };
-      },
+      handler: (ctx) => manual(ctx, 'recover'),
       doc: {
         summary: 'Recover the rule\'s failed-over processors now',
         tag: 'Operator controls',
         operationId: 'recoverRule',
         pathExamples: ruleExample,
         description:
-          'Failed-over processors become healthy (`failover.recovered` for the primary, `processor.healthy`, reason "manual") and the primary gets its configured weight back now (the operator vouches for it, so the slow-start probe ladder is skipped). Outcomes before this moment no longer count against them.',
+          'Failed-over processors become healthy (`failover.recovered` for the primary, `processor.healthy`, reason "manual") and the primary gets its configured weight back now (the operator vouches for it, so the slow-start probe ladder is skipped). Outcomes before this moment no longer count against them. In cluster mode any replica takes it, as for a manual failover.',
         responses: {
           200: jsonBody('the rule\'s health afterwards', RuleHealth, {
             ...ruleHealthExample,
