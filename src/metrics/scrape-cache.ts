@@ -5,26 +5,32 @@
  * - renderings start at most once per MAX_AGE_MS, and every scrape that arrives meanwhile
  *   waits for the next one and shares it (never an older text: a scrape always sees state
  *   from after it arrived; a storm of scrapers is answered once a second);
- * - the rendering runs in slices (PROCESSORS_PER_CHUNK processors each) with the event loop
- *   free between them, so a route waits at most one slice, not a whole rendering;
- * - the cached text is kept as bytes, plain and gzip-compressed (Prometheus asks for gzip;
- *   ~10× fewer bytes to push through the front thread), and sent in chunks with
- *   back-pressure (stream-reply.ts), so a slow scraper costs no copy of it.
+ * - the rendering runs in time slices of at most about SLICE_MS with the event loop free
+ *   between them, so a route waits at most one slice, not a whole rendering. Each slice's text
+ *   is encoded to bytes and handed to a gzip stream at once: nothing is ever joined, encoded
+ *   or compressed in one piece on the front thread (joining and encoding 12 MB of text at the
+ *   end of a rendering was one ~20-40 ms block; the compression runs on libuv's thread pool);
+ * - the cached text is kept as bytes (a list of slices), plain and gzip-compressed
+ *   (Prometheus asks for gzip; ~10× fewer bytes to push through the front thread), and sent
+ *   in chunks with back-pressure (stream-reply.ts), so a slow scraper costs no copy of it.
  * A scraper waits at most MAX_AGE_MS plus one rendering, well under any scrape timeout.
  */
+import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { promisify } from 'node:util';
-import { gzip as gzipCb } from 'node:zlib';
+import { createGzip } from 'node:zlib';
 
-const gzip = promisify(gzipCb);
-
-/** One rendering, kept as bytes: plain and gzip-compressed (compressed on libuv's thread pool, off the loop). */
+/**
+ * One rendering, kept as bytes, plain and gzip-compressed (compressed on libuv's thread pool,
+ * off the loop); each a list of pieces, concatenated only by the socket.
+ */
 export interface Scrape {
-  plain: Buffer;
-  gzip: Buffer;
+  plain: Buffer[];
+  gzip: Buffer[];
 }
 
 export const MAX_AGE_MS = 1000;
+/** Front-thread time one slice of a rendering may take before the loop gets a turn. */
+export const SLICE_MS = 2;
 /** Size of the pieces a cached text is sent in. */
 export const SEND_CHUNK = 64 * 1024;
 
@@ -70,21 +76,47 @@ export class ScrapeCache {
   }
 
   private async renderSliced(): Promise<Scrape> {
-    const parts: string[] = [];
-    for (const piece of this.render()) {
-      parts.push(await piece);
-      await nextTurn();
+    const plain: Buffer[] = [];
+    const gzipped: Buffer[] = [];
+    const gz = createGzip({ level: 4, chunkSize: SEND_CHUNK });
+    gz.on('data', (b: Buffer) => gzipped.push(b));
+    const compressed = new Promise<void>((resolve, reject) => {
+      gz.once('end', resolve);
+      gz.once('error', reject);
+    });
+    let text: string[] = [];
+    const endSlice = () => {
+      if (text.length === 0) return;
+      const bytes = Buffer.from(text.join(''), 'utf8');
+      text = [];
+      plain.push(bytes);
+      gz.write(bytes); // queued; compressed on the thread pool while the next slices render
+    };
+    try {
+      let sliceStart = performance.now();
+      for (const piece of this.render()) {
+        text.push(typeof piece === 'string' ? piece : await piece);
+        if (performance.now() - sliceStart >= SLICE_MS) {
+          endSlice();
+          await nextTurn();
+          sliceStart = performance.now();
+        }
+      }
+      endSlice();
+    } catch (e) {
+      gz.destroy();
+      throw e;
     }
-    const plain = Buffer.from(parts.join(''), 'utf8');
-    const scrape = { plain, gzip: await gzip(plain, { level: 4 }) };
+    gz.end();
+    await compressed;
     this.renders++;
-    return scrape;
+    return { plain, gzip: gzipped };
   }
 }
 
-/** Cached bytes as an iterator of SEND_CHUNK pieces (views of the same memory, no copy). */
-export function* bufferChunks(buf: Buffer): Generator<Buffer> {
-  for (let i = 0; i < buf.length; i += SEND_CHUNK) yield buf.subarray(i, i + SEND_CHUNK);
+/** Cached bytes as an iterator of pieces of at most SEND_CHUNK bytes (views of the same memory, no copy). */
+export function* bufferChunks(bufs: readonly Buffer[]): Generator<Buffer> {
+  for (const buf of bufs) for (let i = 0; i < buf.length; i += SEND_CHUNK) yield buf.subarray(i, i + SEND_CHUNK);
 }
 
 /** Whether an Accept-Encoding header value accepts gzip (q=0 refuses it). */

@@ -1,0 +1,58 @@
+/**
+ * The scrape cache renders in time slices: the bytes are exactly the pieces joined (plain and
+ * gzip), the event loop runs during a long rendering, and concurrent scrapes share one rendering.
+ */
+import { gunzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { bufferChunks, ScrapeCache, SEND_CHUNK, SLICE_MS } from '../../src/metrics/scrape-cache.js';
+
+/** Pieces of about 0.05 ms of busy work each, with non-ASCII text to check the encoding. */
+function* slowPieces(n: number): Generator<string> {
+  for (let i = 0; i < n; i++) {
+    const until = performance.now() + 0.05;
+    while (performance.now() < until);
+    yield `line_${i}{x="é✓"} ${i / 7}\n`;
+  }
+}
+
+const expected = (n: number) => [...slowPieces(n)].join('');
+
+describe('ScrapeCache', () => {
+  it('keeps exactly the rendered text, plain and gzip, in several slices', async () => {
+    const cache = new ScrapeCache(function* () {
+      yield Promise.resolve('# first piece, awaited\n');
+      yield* slowPieces(2000);
+    });
+    const scrape = await cache.get();
+    expect(scrape.plain.length).toBeGreaterThan(1); // ~100 ms of work in ~2 ms slices
+    const text = '# first piece, awaited\n' + expected(2000);
+    expect(Buffer.concat(scrape.plain).toString('utf8')).toBe(text);
+    expect(gunzipSync(Buffer.concat(scrape.gzip)).toString('utf8')).toBe(text);
+    const chunks = [...bufferChunks(scrape.plain)];
+    expect(chunks.every((c) => c.length <= SEND_CHUNK)).toBe(true);
+    expect(Buffer.concat(chunks).toString('utf8')).toBe(text);
+  });
+
+  it('lets the event loop run between slices of one rendering', async () => {
+    const cache = new ScrapeCache(() => slowPieces(4000)); // ~200 ms of work
+    const gaps: number[] = [];
+    let last = performance.now();
+    const timer = setInterval(() => {
+      const now = performance.now();
+      gaps.push(now - last);
+      last = now;
+    }, 1);
+    await cache.get();
+    clearInterval(timer);
+    expect(gaps.length).toBeGreaterThan(10);
+    // Loose for a busy machine: the loop was never held for the whole rendering.
+    expect(Math.max(...gaps)).toBeLessThan(SLICE_MS + 60);
+  });
+
+  it('answers concurrent scrapes with one rendering', async () => {
+    const cache = new ScrapeCache(() => slowPieces(100));
+    const all = await Promise.all(Array.from({ length: 10 }, () => cache.get()));
+    expect(cache.renders).toBe(1);
+    expect(new Set(all).size).toBe(1);
+  });
+});
