@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { parseCli } from './lib/cli.js';
+import { deleteClusterKeys } from './lib/cluster-keys.js';
 import { load, table } from './lib/load.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
 
@@ -221,17 +222,7 @@ async function main(): Promise<void> {
 async function cleanup(): Promise<void> {
   for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  const r = new Redis(o.redis, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await r.scan(cursor, 'MATCH', `rte:{${cluster}}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await r.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    r.disconnect();
-  }
+  await deleteClusterKeys(o.redis, cluster);
 }
 
 main()

@@ -13,8 +13,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { parseCli } from './lib/cli.js';
+import { deleteClusterKeys } from './lib/cluster-keys.js';
 import autocannon from 'autocannon';
 import { table } from './lib/load.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
@@ -118,10 +118,7 @@ async function run(main: string, seeded: string, keys: string, reqs: ReturnType<
   } finally {
     for (const c of children) await c.stop();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
-    const r = new Redis(o.redis, { maxRetriesPerRequest: 1 });
-    const ks = await r.keys(`rte:{${cluster}}:*`);
-    if (ks.length > 0) await r.del(...ks);
-    r.disconnect();
+    await deleteClusterKeys(o.redis, cluster);
   }
 }
 

@@ -31,8 +31,13 @@ export interface ClusterKeys {
   commandClaimPrefix: string;
 }
 
+/** The prefix every key of one cluster starts with (tools that list or delete a cluster's keys use it too). */
+export function clusterKeyPrefix(cluster: string): string {
+  return `rte:{${cluster}}:`;
+}
+
 export function clusterKeys(cluster: string): ClusterKeys {
-  const p = `rte:{${cluster}}:`;
+  const p = clusterKeyPrefix(cluster);
   return {
     lease: `${p}lease`,
     epoch: `${p}epoch`,

@@ -6,7 +6,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { deleteClusterKeys } from '../../bench/lib/cluster-keys.js';
 import { freePort } from './free-port.js';
 
 export const SHARED_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -34,19 +34,7 @@ export function testClusterName(label: string): string {
 }
 
 /** Deletes every key of the cluster (the hash tag `{name}`). */
-export async function dropClusterKeys(url: string, cluster: string): Promise<void> {
-  const r = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await r.scan(cursor, 'MATCH', `rte:{${cluster}}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await r.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    r.disconnect();
-  }
-}
+export const dropClusterKeys = deleteClusterKeys;
 
 export interface PrivateRedis {
   url: string;
