@@ -5,6 +5,7 @@
  * When a ring is full (the flush fell behind), the newest entry is dropped and counted: the
  * request path never waits.
  */
+import { DecisionSource } from '../shm/layout.js';
 import type { RouteDecision } from '../schemas/routing.js';
 import type { OutcomeReport } from '../schemas/routing.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
@@ -49,7 +50,8 @@ export class RouteRing {
     this.rules[i] = rule;
     this.pickedSecondary[i] = d.processor_id === rule.record.primary_id ? 0 : 1;
     this.weight[i] = d.weight;
-    this.source[i] = d.decision_source === 'rules' ? 0 : d.decision_source === 'prediction' ? 1 : 2;
+    // The layout's codes (a const enum: compiled to the numbers, nothing looked up per route).
+    this.source[i] = d.decision_source === 'rules' ? DecisionSource.Rules : d.decision_source === 'prediction' ? DecisionSource.Prediction : DecisionSource.Mab;
     this.failProb[i] = d.failure_probability ?? NaN;
     this.statusPrimary[i] = statusP;
     this.statusSecondary[i] = statusS;
