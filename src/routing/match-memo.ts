@@ -23,13 +23,13 @@ export class MatchMemo<T> {
 
   /** The slot of a tuple: a hash of each value's length and first and last characters (cheap; collisions only cost a walk). */
   static slotOf(values: readonly (string | null)[]): number {
-    let h = 0x811c9dc5;
+    let h = 0;
     for (let i = 0; i < ATTRIBUTE_COUNT; i++) {
       const v = values[i];
-      const x = v === null ? 0 : v.length | (v.charCodeAt(0) << 8) | (v.charCodeAt(v.length - 1) << 16);
-      h = Math.imul(h ^ x, 0x01000193);
+      const x = v === null || v.length === 0 ? 0 : v.length ^ (v.charCodeAt(0) << 5) ^ (v.charCodeAt(v.length - 1) << 12);
+      h = ((h << 3) ^ (h >> 9) ^ x) & 0xfffff; // stays a small integer (no boxing in the loop)
     }
-    return (h ^ (h >>> 15)) & (MEMO_SLOTS - 1);
+    return (h ^ (h >> 8) ^ (h >> 16)) & (MEMO_SLOTS - 1);
   }
 
   find(slot: number, values: readonly (string | null)[]): T | undefined | typeof NOT_MEMOISED {
