@@ -18,8 +18,6 @@ import {
   RI_RUN_PRIMARY,
   RI_RUN_SECONDARY,
   RI_DECISION_SOURCE,
-  RI_WINDOW_PRIMARY,
-  RI_WINDOW_SECONDARY,
 } from '../shm/layout.js';
 import type { SharedTables } from '../shm/tables.js';
 import type { Collection, Log, Store } from '../store/store.js';
@@ -27,6 +25,7 @@ import type { TenantRegistry } from '../tenants/registry.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
 import type { RecordedOutcome } from '../routing/outcome.js';
 import { restoreRule, snapshotRule } from './checkpoint.js';
+import { CheckpointWriter } from './checkpoint-writer.js';
 import { EventRetention } from '../store/retention.js';
 import { eventData, failoverEventOf, type FailoverEventRecord } from './events.js';
 import type { TenantEngineConfig } from './protocol.js';
@@ -71,6 +70,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
   private readonly counters: Collection<CounterCheckpoint>;
   private readonly retention: EventRetention;
   private readonly scheduler: EngineScheduler;
+  private readonly checkpointer: CheckpointWriter;
   /** Live rule of each occupied slot, to name the rule of a transition. */
   private readonly bySlot = new Map<number, LiveRule>();
   private readonly configs = new Map<string, TenantEngineConfig>();
@@ -96,6 +96,9 @@ export class EngineService implements EngineFacade, RuleLifecycle {
     this.checkpoints = o.store.collection<number[]>('engine_state', { announce: false });
     this.counters = o.store.collection<CounterCheckpoint>('tenant_counters', { announce: false });
     this.retention = new EventRetention(this.events);
+    // Half an interval: every cycle still checkpoints (a tick may come a little early), early
+    // evaluations in between do not.
+    this.checkpointer = new CheckpointWriter({ tables: o.tables, checkpoints: this.checkpoints, track: (p) => this.track(p), minGapMs: o.intervalMs / 2 });
     this.scheduler = new EngineScheduler({
       tables: o.tables,
       intervalMs: o.intervalMs,
@@ -148,7 +151,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
     if (this.stopped) return;
     this.stopped = true;
     await this.scheduler.stop();
-    for (const t of this.o.tenants.all()) this.checkpoint(t.id);
+    for (const t of this.o.tenants.all()) this.checkpoint(t.id, true);
     await Promise.allSettled([...this.pendingWrites]);
   }
 
@@ -356,19 +359,19 @@ export class EngineService implements EngineFacade, RuleLifecycle {
     this.checkpoint(tenantId);
   }
 
-  /** Checkpoints the rules of a tenant that have seen traffic, and its counters. */
-  private checkpoint(tenantId: string): void {
+  /**
+   * Checkpoints the rules of a tenant that have seen traffic (in slices, at most once per half
+   * interval: checkpoint-writer.ts), and its counters. `now`: everything at once (stop).
+   */
+  private checkpoint(tenantId: string, now = false): void {
     this.settleCommands(tenantId);
     const tenant = this.o.tenants.find(tenantId);
     if (!tenant) return;
     this.retryUnsavedEvents();
-    const tables = this.o.tables;
     // A cluster follower's engine state is the leader's (from its table): the leader checkpoints it.
-    if (this.decides()) for (const rule of tenant.rules.values()) {
-      const seg = ruleSegment(tables.ruleSegs, rule.slot);
-      const ib = ruleI32Base(rule.slot);
-      if (seg.ruleI32[ib + RI_WINDOW_PRIMARY] < 0 && seg.ruleI32[ib + RI_WINDOW_SECONDARY] < 0) continue;
-      this.track(this.checkpoints.put(tenantId, rule.record.rule_id, Array.from(snapshotRule(tables, rule.slot))));
+    if (this.decides()) {
+      if (now) this.checkpointer.writeNow(tenant);
+      else this.checkpointer.request(tenant);
     }
     const c = tenant.counters;
     this.track(this.counters.put(tenantId, 'counters', { routed: c.routed, reported: c.reported, failovers: c.failovers }));
