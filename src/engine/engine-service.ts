@@ -71,8 +71,11 @@ export class EngineService implements EngineFacade, RuleLifecycle {
   private readonly retention: EventRetention;
   private readonly scheduler: EngineScheduler;
   private readonly checkpointer: CheckpointWriter;
-  /** Live rule of each occupied slot, to name the rule of a transition. */
-  private readonly bySlot = new Map<number, LiveRule>();
+  /**
+   * Live rule of each occupied slot, to name the rule of a transition. Indexed by slot (slots
+   * are dense, reused after a free): 8 bytes a slot, where a Map cost ~35 (3.5 MB at 100,000 rules).
+   */
+  private readonly bySlot: (LiveRule | undefined)[] = [];
   private readonly configs = new Map<string, TenantEngineConfig>();
   private publish: EventPublisher = () => {};
   private started = false;
@@ -225,7 +228,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
   // ── rule lifecycle ───────────────────────────────────────────────────────────────────
   created(tenant: Tenant, ruleId: string, slot: number): void {
     const rule = tenant.rules.get(ruleId)!;
-    this.bySlot.set(slot, rule);
+    this.bySlot[slot] = rule;
     this.o.cluster?.ruleAdded(tenant.id, rule);
     if (!this.started) {
       const saved = this.checkpoints.get(tenant.id, ruleId);
@@ -234,7 +237,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
   }
 
   release(tenant: Tenant, slot: number): void {
-    const rule = this.bySlot.get(slot);
+    const rule = this.bySlot[slot];
     if (rule) this.o.cluster?.ruleRemoved(tenant.id, rule);
     if (rule) this.track(this.checkpoints.remove(tenant.id, rule.record.rule_id));
     this.freeWhenIdle(tenant, slot, rule);
@@ -254,7 +257,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
    * the rule must not come back at the next start), and the rule is evaluated soon.
    */
   replaced(tenant: Tenant, oldSlot: number, rule: LiveRule): void {
-    const old = this.bySlot.get(oldSlot);
+    const old = this.bySlot[oldSlot];
     if (old) this.o.cluster?.ruleRemoved(tenant.id, old);
     this.o.cluster?.ruleAdded(tenant.id, rule);
     this.freeWhenIdle(tenant, oldSlot, old);
@@ -266,7 +269,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
     // The tenant's slot list no longer has the slot; a task already running may still read
     // it, so the slot is recycled only once the tenant's shard is idle.
     this.scheduler.whenIdle(tenant.id).then(() => {
-      if (this.bySlot.get(slot) === rule) this.bySlot.delete(slot);
+      if (this.bySlot[slot] === rule) this.bySlot[slot] = undefined;
       this.o.tables.freeRule(slot);
     });
   }
@@ -334,7 +337,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
       return;
     }
     for (const t of transitions) {
-      const rule = this.bySlot.get(t.slot);
+      const rule = this.bySlot[t.slot];
       if (!rule || tenant.rules.get(rule.record.rule_id) !== rule) continue;
       if (t.event === 'failover.triggered') {
         const ev = failoverEventOf(rule.record, t);
