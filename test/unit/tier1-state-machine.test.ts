@@ -4,7 +4,8 @@ import { resolveTier1Config } from '../../src/tiers/tier1/config.js';
 import { newProcHealth } from '../../src/tiers/tier1/health.js';
 import { TOP_PROBE_STEP, tier1Overrides, tier1Share } from '../../src/tiers/tier1/share.js';
 import { newSignals, type Signals } from '../../src/tiers/tier1/signals.js';
-import { probationMs, Role, stepProcessor, suspensionMs, type StatusChange } from '../../src/tiers/tier1/state-machine.js';
+import { Role, stepProcessor, type StatusChange } from '../../src/tiers/tier1/state-machine.js';
+import { probationMs, suspensionMs } from '../../src/tiers/tier1/backoff.js';
 import { newProcState, type ProcState } from '../../src/tiers/tier1/state.js';
 
 const cfg = resolveTier1Config();
