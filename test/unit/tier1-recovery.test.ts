@@ -31,9 +31,9 @@ describe('recovery', () => {
     const r = s.first('failover.recovered')!;
     expect(Math.max(...shares)).toBeLessThanOrEqual(0.25);
     expect([...shares].sort()).toEqual([0, 0.02, 0.05, 0.1, 0.25]);
-    // Still failed over through 20 minutes of 15% errors, then recovered on 1%. Its rounds
-    // climbed and failed at 15%, so it is treated as a flapper: a probation (40 s) before the
-    // climb that recovers it.
+    // Still failed over through 20 minutes of 15% errors, then recovered on 1%. At a true 15%
+    // a climbing round is now and then credibly above 15% (3 errors in a bucket of 3), which
+    // marks it a flapper: a probation (4 × 10 s) may come before the climb that recovers it.
     expect(s.when(r)).toBeGreaterThan(1_500_000);
     expect(s.when(r)).toBeLessThan(1_500_000 + 10_000 + 40_000 + 15_000);
     const h = s.first('processor.healthy')!;

@@ -97,7 +97,7 @@ describe('state machine', () => {
     }
   });
 
-  it('a burst after climbing drops back to the bottom and marks a flapper: 2·base suspension and a probation, not a longer streak', () => {
+  it('a burst within a step drops back to the bottom and suspends probes again without growing the streak', () => {
     const st = newProcState();
     step(st, sig({ run: 10 }), Role.Primary, T0);
     let t = st.probeResumeMs + 2000;
@@ -109,10 +109,27 @@ describe('state machine', () => {
     t += 1000;
     probe(st, Role.Primary, t, cfg.minProbeSamples - 1, 1);
     expect(st.probeStep).toBe(3);
-    // ...two are: back to the bottom. It came back and went down again within the phase: a
-    // flapper (trips 2), suspended for 2·base, and it must sit out a probation before climbing.
+    // ...two are: back to the bottom, suspended for the streak's current back-off. 2 in 3 is
+    // not credibly above the degrade threshold (a healthy processor's stray pair): no flapper.
     t += 1000;
     expect(probe(st, Role.Primary, t, 1, cfg.probeBurst)).toEqual([]);
+    expect(st.status).toBe(ProcessorStatus.FailedOver);
+    expect([st.probeStep, st.probeOk, st.probeTech, st.trips]).toEqual([0, 0, 0, 1]);
+    expect(st.probeResumeMs - t).toBe(cfg.probeBackoffBaseMs);
+    expect(probationMs(st, cfg)).toBe(0);
+  });
+
+  it('a step credibly down again after climbing marks a flapper: 2·base suspension and a probation, not a longer streak', () => {
+    const st = newProcState();
+    step(st, sig({ run: 10 }), Role.Primary, T0);
+    let t = st.probeResumeMs + 2000;
+    probe(st, Role.Primary, t, cfg.minProbeSamples);
+    expect(st.probeStep).toBe(1);
+    // The next bucket holds 3 technical errors and nothing else: it came back and went down
+    // again within the phase. A flapper (trips 2), suspended for 2·base, and it must sit out a
+    // probation before it climbs again.
+    t += 1000;
+    expect(probe(st, Role.Primary, t, 0, 3)).toEqual([]);
     expect(st.status).toBe(ProcessorStatus.FailedOver);
     expect([st.probeStep, st.probeOk, st.probeTech, st.trips, st.lastTripMs]).toEqual([0, 0, 0, 2, t]);
     expect(st.probeResumeMs - t).toBe(2 * cfg.probeBackoffBaseMs);
@@ -125,7 +142,7 @@ describe('state machine', () => {
     probe(st, Role.Primary, t, cfg.minProbeSamples);
     expect(st.probeStep).toBe(2);
     t += 1000;
-    probe(st, Role.Primary, t, 0, cfg.probeBurst);
+    probe(st, Role.Primary, t, 0, 3);
     expect([st.probeStep, st.trips]).toEqual([0, 2]);
     expect(st.probeResumeMs - t).toBe(2 * cfg.probeBackoffBaseMs);
   });
@@ -142,7 +159,7 @@ describe('state machine', () => {
     t += 1000;
     expect(probe(st, Role.Primary, t, 0, 6)).toEqual([]);
     expect([st.status, st.probeStep, st.probeTech]).toEqual([ProcessorStatus.FailedOver, 0, 0]);
-    expect(st.probeResumeMs - t).toBe(2 * cfg.probeBackoffBaseMs); // failed after climbing: a flapper
+    expect(st.probeResumeMs - t).toBe(cfg.probeBackoffBaseMs); // 8 in 31: not credibly down again, no flapper
   });
 
   it('at the top step, a phase credibly above the recovery threshold without any burst is a failed round (hysteresis)', () => {
@@ -155,7 +172,7 @@ describe('state machine', () => {
     // ... and one in the top step's batch (still no burst): 4 in 12 is credibly above 10%.
     expect(probe(st, Role.Primary, t, cfg.minProbeSamples - 1, 1)).toEqual([]);
     expect([st.status, st.probeStep, st.probeTech]).toEqual([ProcessorStatus.FailedOver, 0, 0]);
-    expect(st.probeResumeMs - t).toBe(2 * cfg.probeBackoffBaseMs); // failed after climbing: a flapper
+    expect(st.probeResumeMs - t).toBe(cfg.probeBackoffBaseMs); // too many errors to trust, not a flap
   });
 
   it('a phase whose first outcome is a technical error ends at once (dead on arrival); one after a success does not', () => {

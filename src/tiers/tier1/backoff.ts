@@ -16,7 +16,7 @@ export function suspensionMs(st: ProcState, cfg: Tier1Config): number {
  * How long a probe phase must stay clean at the bottom of the ladder before it may climb:
  * 0 after a first failover (an outage that ends should get its traffic back in seconds), the
  * streak's suspension times PROBATION_FACTOR once the processor is a flapper (trips ≥ 2: it
- * failed again after a recovery, or a probe round failed after climbing, markFlapper): 40,
+ * failed again after a recovery, or went down again while climbing, markFlapper): 40,
  * 80, 160 s … (capped at probeBackoffMaxMs). A flapping processor that climbed straight back
  * met its next down period with its whole share (a re-trip costs a run of failures, ~50 at
  * 20 tx/s when it fails 60% of payments), while at the bottom step a down period costs a
@@ -41,12 +41,13 @@ export function inProbation(st: ProcState, cfg: Tier1Config, nowMs: number): boo
 }
 
 /**
- * A probe round that failed after climbing at least one step (clean batches, then a burst)
- * met a processor that came back and went down again within one phase: count it a flapper
- * (trips ≥ 2, so the suspension is at least 2·base and the probation applies) without growing
- * the streak further, and keep the streak alive. A processor simply still down fails its
- * rounds at the bottom step and is not marked; nor is a single outage that ends (its climb
- * is clean).
+ * A probe round that failed after climbing at least one step (clean batches), on a step
+ * credibly above the degrade threshold (the watch's test, watch.ts: a bucket of 3 technical
+ * errors, not 2 stray ones among a healthy processor's probes), met a processor that came back
+ * and went down again within one phase: count it a flapper (trips ≥ 2, so the suspension is
+ * at least 2·base and the probation applies) without growing the streak further, and keep
+ * the streak alive. A processor simply still down fails its rounds at the bottom step and is
+ * not marked; nor is a single outage that ends (its climb is clean).
  */
 export function markFlapper(st: ProcState, nowMs: number): void {
   st.trips = Math.max(st.trips, 2);

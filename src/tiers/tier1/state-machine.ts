@@ -218,15 +218,13 @@ export function registerTrip(st: ProcState, cfg: Tier1Config, nowMs: number, com
  * without growing it. A round costs one or two failed payments, so an outage that simply goes
  * on is probed at the same pace throughout, and its end is seen within one suspension.
  */
-function failRound(st: ProcState, cfg: Tier1Config, nowMs: number, sig: Signals): void {
+function failRound(st: ProcState, cfg: Tier1Config, nowMs: number, sig: Signals, flapped = false): void {
   // On a quiet rule the probe rate floor makes each round's probes a large share of the
   // traffic (25% at 2 tx/s): stretch the suspension so that failed probes cost no more than
   // `probeShare` of the rule's traffic, what the old continuous 2% probes cost.
   const budgetMs =
     sig.ruleRate > 0 && cfg.probeShare > 0 ? Math.min((1000 * st.probeTech) / (cfg.probeShare * sig.ruleRate), cfg.probeBackoffMaxMs) : 0;
-  // A round that fails after clean batches took it up the ladder met a processor that came
-  // back and went down again: a flapper, as if it had failed after a recovery (probation).
-  if (st.probeStep > 0) markFlapper(st, nowMs);
+  if (flapped) markFlapper(st, nowMs);
   suspendProbes(st, cfg, nowMs, sig.completedEpoch, budgetMs);
 }
 
@@ -278,7 +276,11 @@ function stepFailedOver(
   // round at once (a healthy one fails its first probe 2% of the time, and loses one round).
   const deadOnArrival = k > 0 && st.probeOk === 0;
   if (deadOnArrival || isBurst(stepTech, stepN, cfg) || failing) {
-    failRound(st, cfg, nowMs, sig); // a burst: drop back, suspend again
+    // A step credibly above the failover threshold after clean batches took the processor up
+    // the ladder: it came back and went down again, a flapper (backoff.ts markFlapper). Two
+    // stray errors early in the top step (a healthy processor's burst) are not that evidence.
+    const flapped = st.probeStep > 0 && probAbove(cfg.degradeThreshold, stepTech, stepN) >= cfg.failoverConfidence;
+    failRound(st, cfg, nowMs, sig, flapped); // a burst: drop back, suspend again
     return;
   }
   if (stepN < cfg.minProbeSamples) return;
