@@ -11,7 +11,10 @@
  * child process) loop on /metrics/ (gzip accepted, as Prometheus does). With `--other`, that build runs side by side
  * on a copy of the same data and the phases are interleaved (A B, then B A, ...), so both see
  * the same neighbours: compare the ratios, not absolute figures, on a shared machine.
- *   BENCH_SCRAPE_RULES (1000,20000), BENCH_ROUNDS (3), BENCH_SCRAPE_PHASE_S (6)
+ *   BENCH_SCRAPE_RULES (1000,20000), BENCH_ROUNDS (3), BENCH_SCRAPE_PHASE_S (6),
+ *   BENCH_SCRAPE_SERVER_CPU (unset: not pinned; e.g. "1": every service is pinned to that core
+ *   with taskset, as `npm run bench` pins the server, so that rendering competes with routing
+ *   for one core)
  */
 import { fork } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,6 +33,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PHASE_S = Number(process.env.BENCH_SCRAPE_PHASE_S ?? 6);
 const SCRAPERS = 10;
 const PROBE_GAP_MS = 5;
+const SERVER_CPU = process.env.BENCH_SCRAPE_SERVER_CPU || undefined;
 
 interface Build {
   name: string;
@@ -165,7 +169,7 @@ async function main(): Promise<void> {
       for (const b of builds) {
         const dir = join(base, b.name);
         cpSync(join(base, 'data'), dir, { recursive: true });
-        const svc = await startChild(b.main, { SERVICE_DATA_DIR: dir, SERVICE_API_KEYS: 'key0:t0,key1:t1', SERVICE_RATE_LIMIT_RPS: '0', SERVICE_TIER: '3' });
+        const svc = await startChild(b.main, { SERVICE_DATA_DIR: dir, SERVICE_API_KEYS: 'key0:t0,key1:t1', SERVICE_RATE_LIMIT_RPS: '0', SERVICE_TIER: '3' }, 120_000, { cpus: SERVER_CPU });
         services.push(svc);
         if ((await post(svc.url, '/v1/rules', 'key1', { rule_id: 'quiet', attributes: ['ZZ', 'USD', 'card'], primary_id: 'qa', secondary_id: 'qb' })) !== 201) throw new Error('quiet rule not created');
         await activate(svc.url, rules);
@@ -198,7 +202,7 @@ async function main(): Promise<void> {
       rmSync(base, { recursive: true, force: true });
     }
   }
-  const out = { date: new Date().toISOString(), builds, rounds: ROUNDS, phase_s: PHASE_S, scrapers: SCRAPERS, results };
+  const out = { date: new Date().toISOString(), builds, rounds: ROUNDS, phase_s: PHASE_S, scrapers: SCRAPERS, server_cpu: SERVER_CPU ?? null, results };
   mkdirSync(RESULTS, { recursive: true });
   const file = join(RESULTS, `scrape-${out.date.replace(/[:.]/g, '-')}.json`);
   writeFileSync(file, JSON.stringify(out, null, 2));

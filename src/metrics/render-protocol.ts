@@ -2,7 +2,7 @@
  * The messages between the front thread (render-thread.ts) and the metrics render thread
  * (render-worker.ts). Shared memory is posted, not copied; a tenant's rule columns travel only
  * when their version is new to the thread (after a change of the tenant's rules, or to a
- * restarted thread); the rendered bytes come back transferred, not copied.
+ * restarted thread); the compressed bytes come back transferred, not copied.
  */
 import type { RuleColumns } from './rule-families.js';
 
@@ -32,6 +32,6 @@ export interface RenderRequest {
 
 export type FromRenderThread =
   | { type: 'ready'; nice: number | null }
-  /** `plain` holds the text's bytes in its first `plainLength` bytes; `gzip` is one gzip member of the same text. */
-  | { type: 'rendered'; id: number; plain: ArrayBuffer; plainLength: number; gzip: ArrayBuffer; renderMs: number }
+  /** The text as one gzip member (the plain bytes stay on the thread: see Scrape in scrape-cache.ts). */
+  | { type: 'rendered'; id: number; gzip: ArrayBuffer; plainBytes: number; renderMs: number }
   | { type: 'failed'; id: number; error: string };

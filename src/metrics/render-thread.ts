@@ -12,7 +12,7 @@ import { Worker } from 'node:worker_threads';
 import { log } from '../log.js';
 import type { CatalogueEntry } from './label-catalogue.js';
 import type { FromRenderThread, RenderRequest, RenderTenantRef, RenderThreadData } from './render-protocol.js';
-import type { Scrape } from './scrape-cache.js';
+import { lazyPlain, type Scrape } from './scrape-cache.js';
 
 /** A rendering of 26 MB takes ~0.3-0.6 s on the thread; far longer means it is stuck. */
 export const RENDER_TIMEOUT_MS = 15_000;
@@ -142,7 +142,8 @@ export class RenderThread {
     this.pending.delete(m.id);
     clearTimeout(p.timer);
     this.restartDelay = RESTART_DELAY_MS;
-    p.resolve({ plain: [Buffer.from(m.plain, 0, m.plainLength)], gzip: [Buffer.from(m.gzip)] });
+    const gzip = [Buffer.from(m.gzip)];
+    p.resolve({ gzip, plain: lazyPlain(gzip) });
   }
 
   /** Any failure of thread `w`: logged once, the thread ended, its renderings failed, a new one scheduled. */

@@ -2,7 +2,8 @@
  * The metrics render thread (started by render-thread.ts): renders the front thread's part of
  * the text followed by the per-rule families, read straight from the shared tables, and
  * compresses it, so that the bulk of a scrape (26 MB of text at 20,000 active rules at Tier 3)
- * costs the front thread nothing but posting a request and sending the bytes. It lowers its own
+ * costs the front thread nothing but posting a request and sending the compressed bytes (only
+ * those are handed back: see Scrape in scrape-cache.ts). It lowers its own
  * scheduling priority first: when the server has one core, the route path wins it.
  * It keeps each tenant's rule columns between renderings (sent again only when they change).
  */
@@ -17,8 +18,6 @@ import { ruleFamilyChunks, type RenderTenant, type RuleColumns } from './rule-fa
 const port = parentPort!;
 const segs: RuleSegmentViews[] = [];
 const catalogue = new Map<string, { version: number; rules: RuleColumns }>();
-/** Size of the last text: the next output buffer starts at about this size (no regrowth). */
-let lastBytes = 1 << 20;
 
 /** Lowers this thread's priority (Linux: a thread has its own nice value, set by its tid). Returns the new nice value. */
 function lowerPriority(increment: number): number | null {
@@ -32,9 +31,9 @@ function lowerPriority(increment: number): number | null {
   }
 }
 
-/** The text's bytes, in one buffer that is its own ArrayBuffer (so it can be transferred). */
+/** The text's bytes, in one buffer kept from one rendering to the next (grown when needed). */
 class ByteWriter {
-  buf = Buffer.allocUnsafeSlow(lastBytes + (lastBytes >> 3));
+  buf = Buffer.allocUnsafeSlow(1 << 20);
   length = 0;
 
   write(text: string): void {
@@ -47,6 +46,8 @@ class ByteWriter {
     this.length += this.buf.write(text, this.length, 'utf8');
   }
 }
+
+const out = new ByteWriter();
 
 /** A buffer that owns its whole ArrayBuffer (small results of zlib may sit in Node's shared pool). */
 function ownBuffer(b: Buffer): ArrayBuffer {
@@ -66,12 +67,11 @@ function render(m: RenderRequest): FromRenderThread {
     if (c === undefined || c.version !== t.version) throw new Error(`no rule list for tenant ${t.tenantId} at version ${t.version}`);
     tenants.push({ rules: c.rules, predictionEnabled: t.predictionEnabled });
   }
-  const out = new ByteWriter();
+  out.length = 0;
   out.write(m.front);
   for (const chunk of ruleFamilyChunks(segs, tenants)) out.write(chunk);
-  lastBytes = out.length;
   const gzip = ownBuffer(gzipSync(out.buf.subarray(0, out.length), { level: 4 }));
-  return { type: 'rendered', id: m.id, plain: out.buf.buffer as ArrayBuffer, plainLength: out.length, gzip, renderMs: performance.now() - t0 };
+  return { type: 'rendered', id: m.id, gzip, plainBytes: out.length, renderMs: performance.now() - t0 };
 }
 
 port.on('message', (m: RenderRequest) => {
@@ -82,7 +82,7 @@ port.on('message', (m: RenderRequest) => {
     port.postMessage({ type: 'failed', id: m.id, error: String((e as Error)?.stack ?? e) } satisfies FromRenderThread);
     return;
   }
-  if (reply.type === 'rendered') port.postMessage(reply, [reply.plain, reply.gzip]);
+  if (reply.type === 'rendered') port.postMessage(reply, [reply.gzip]);
 });
 
 const nice = lowerPriority((workerData as RenderThreadData).niceIncrement);

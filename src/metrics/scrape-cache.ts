@@ -13,15 +13,27 @@
  *   (stream-reply.ts), so a slow scraper costs no copy of it.
  * A scraper waits at most MAX_AGE_MS plus one rendering, well under any scrape timeout.
  */
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
 
 /**
- * One rendering, kept as bytes, plain and gzip-compressed (one gzip member); each a list of
- * pieces, concatenated only by the socket.
+ * One rendering, kept as bytes: gzip-compressed (one gzip member), and plain for the scrapers
+ * that do not accept gzip; each a list of pieces, concatenated only by the socket. The plain
+ * bytes may be made on demand (`lazyPlain`): Prometheus always asks for gzip, and holding 26 MB
+ * of plain text per rendering on the front thread costs it major garbage collections.
  */
 export interface Scrape {
-  plain: Buffer[];
   gzip: Buffer[];
+  plain(): Promise<Buffer[]>;
 }
+
+/** Plain bytes decompressed from `gzip` on libuv's thread pool at the first call, then kept. */
+export function lazyPlain(gzip: readonly Buffer[]): () => Promise<Buffer[]> {
+  let plain: Promise<Buffer[]> | null = null;
+  return () => (plain ??= gunzipAsync(Buffer.concat(gzip)).then((b) => [b]));
+}
+
+const gunzipAsync = promisify(gunzip);
 
 export const MAX_AGE_MS = 1000;
 /** Size of the pieces a cached text is sent in. */

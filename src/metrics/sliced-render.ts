@@ -49,5 +49,5 @@ export async function renderSliced(pieces: Iterable<string | Promise<string>>): 
   }
   gz.end();
   await compressed;
-  return { plain, gzip: gzipped };
+  return { gzip: gzipped, plain: () => Promise.resolve(plain) };
 }

@@ -34,7 +34,7 @@ function frontText(s: VariedState): string {
   return [...ruleFamilyChunks(s.tables.ruleSegs, new LabelCatalogue(s.tables, s.tenants).entries())].join('');
 }
 
-const plainOf = (scrape: Scrape) => Buffer.concat(scrape.plain).toString('utf8');
+const plainOf = async (scrape: Scrape) => Buffer.concat(await scrape.plain()).toString('utf8');
 const perRule = (text: string) => text.slice(text.indexOf(FIRST_FAMILY));
 /** Renderings counted so far by thread, as the next scrape shows them. */
 const renderings = async (m: Metrics) => {
@@ -51,7 +51,7 @@ describe('metrics render thread', () => {
     const renderer = new ScrapeRenderer(metrics, s.tables, s.tenants, thread);
     for (let round = 0; round < 3; round++) {
       const scrape = await renderer.render();
-      const text = plainOf(scrape);
+      const text = await plainOf(scrape);
       expect(text.startsWith('# HELP ')).toBe(true); // the registry part comes first...
       // The thread starts at the first rendering, after the registry part was written.
       expect(text).toContain(`service_metrics_render_thread_up ${round === 0 ? 0 : 1}`);
@@ -81,7 +81,7 @@ describe('metrics render thread', () => {
     await renderer.render();
     const w = thread.worker!;
     await w.terminate(); // as if it had crashed
-    const fallback = plainOf(await renderer.render());
+    const fallback = await plainOf(await renderer.render());
     expect(perRule(fallback)).toBe(frontText(s));
     expect(fallback).toContain('service_metrics_render_thread_up 0');
     expect(await renderings(metrics)).toEqual({ render: 1, front: 1 });
@@ -89,7 +89,7 @@ describe('metrics render thread', () => {
     // A new thread after the delay; renderings go back to it, with the rule lists sent again.
     await until('a new render thread', () => thread!.worker !== null && thread!.worker !== w, 10_000);
     s.addRule(s.tenants.get('acme'));
-    const back = plainOf(await renderer.render());
+    const back = await plainOf(await renderer.render());
     expect(perRule(back)).toBe(frontText(s));
     expect(await renderings(metrics)).toEqual({ render: 2, front: 1 });
     expect(thread.failures).toBe(1);
@@ -105,7 +105,7 @@ describe('metrics render thread', () => {
     thread = new RenderThread({ workerUrl: hung, renderTimeoutMs: 300 });
     const renderer = new ScrapeRenderer(metrics, s.tables, s.tenants, thread);
     const t0 = performance.now();
-    const text = plainOf(await renderer.render());
+    const text = await plainOf(await renderer.render());
     expect(performance.now() - t0).toBeLessThan(5000);
     expect(perRule(text)).toBe(frontText(s));
     expect(await renderings(metrics)).toEqual({ render: 0, front: 1 });

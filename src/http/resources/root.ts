@@ -65,7 +65,7 @@ export function rootEndpoints(app: AppContext, openApi: () => unknown): Endpoint
     const gz = acceptsGzip(ctx.headers?.['accept-encoding'] ?? '');
     return {
       status: 200,
-      stream: bufferChunks(gz ? scrape.gzip : scrape.plain),
+      stream: bufferChunks(gz ? scrape.gzip : await scrape.plain()),
       contentType: app.metrics.registry.contentType,
       headers: gz ? { 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' } : { Vary: 'Accept-Encoding' },
     };
