@@ -31,7 +31,11 @@ function lowerPriority(increment: number): number | null {
   }
 }
 
-/** The text's bytes, in one buffer kept from one rendering to the next (grown when needed). */
+/**
+ * The text's bytes, in one buffer kept from one rendering to the next (grown when needed): the
+ * size of the largest text so far (26 MB at 20,000 active rules at Tier 3) stays with this
+ * thread, instead of as many fresh pages every second.
+ */
 class ByteWriter {
   buf = Buffer.allocUnsafeSlow(1 << 20);
   length = 0;
