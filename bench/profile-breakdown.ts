@@ -39,9 +39,9 @@ const STAGES: { stage: string; test: (f: CallFrame) => boolean }[] = [
   { stage: 'decision / recording', test: (f) => /shm\/decision|shm\/slots|routing\/outcome|shm\/window|early-evaluation|engine-service|classify|shadow/.test(f.url) || (/routing\/decide/.test(f.url) && /decide/.test(f.functionName)) || f.functionName === 'random' },
   { stage: 'trie walk', test: (f) => /routing\/trie|routing\/decide|amount-tier/.test(f.url) },
   { stage: 'validation', test: (f) => /typebox|schemas\/|hot-bodies/.test(f.url) || (f.url === '' && /^check|^Check/.test(f.functionName)) },
-  { stage: 'body read + JSON parse', test: (f) => /http\/body|http\/unicode/.test(f.url) || (/http\/router/.test(f.url) && ['', 'decodeBody'].includes(f.functionName)) || ['parse', 'toString', 'utf8Slice', 'from', 'fromArrayLike', 'FastBuffer'].includes(f.functionName) },
-  { stage: 'header + key lookup', test: (f) => /api-keys|rate-limit|cors/.test(f.url) || (/http\/router/.test(f.url) && ['handle', 'begin', 'authorize'].includes(f.functionName)) || ['getHeader', 'getMethod', 'getQuery', 'getParameter', 'hash', 'onAborted', 'onData'].includes(f.functionName) },
-  { stage: 'handler + router glue', test: (f) => /http\/router|http\/resources\/routing|app-context|tenants\/registry/.test(f.url) },
+  { stage: 'body read + JSON parse', test: (f) => /http\/body|http\/unicode|http\/flat-json|http\/decode-body/.test(f.url) || (/http\/router/.test(f.url) && f.functionName === '') || (/http\/hot-path/.test(f.url) && f.functionName === 'bodyDone') || ['parse', 'toString', 'utf8Slice', 'from', 'fromArrayLike', 'FastBuffer'].includes(f.functionName) },
+  { stage: 'header + key lookup', test: (f) => /api-keys|rate-limit|cors/.test(f.url) || (/http\/router/.test(f.url) && ['handle', 'begin', 'authorize', 'serveHot'].includes(f.functionName)) || ['getHeader', 'getMethod', 'getQuery', 'getParameter', 'hash', 'onAborted', 'onData'].includes(f.functionName) },
+  { stage: 'handler + router glue', test: (f) => /http\/router|http\/hot-path|http\/exchange|http\/resources\/routing|app-context|tenants\/registry/.test(f.url) },
 ];
 const IDLE = new Set(['(idle)', '(program)', '(garbage collector)']);
 

@@ -180,7 +180,7 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
     maxBodyBytes: config.maxBodyBytes,
     rateLimiter,
     requestTimeoutMs: config.requestTimeoutMs,
-    observe: (m, p, s, secs) => metrics.observeRequest(m, p, s, secs),
+    requestSeries: (m, p) => metrics.requestSeries(m, p),
     onInternalError: (err, method, path) => log.error('unhandled error', { method, path, err: String((err as Error)?.stack ?? err) }),
   });
   const server = uws.App();

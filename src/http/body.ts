@@ -1,13 +1,11 @@
 /**
  * Reading a request body from uWS with a size limit. uWS reuses the chunk buffer after the
  * callback returns, so chunks of a body that spans several are copied; a body that arrives in
- * one chunk (the route path's case) is handed over as a view of uWS's buffer, which `done`
+ * one chunk (the route path's case) is handed over as a view of uWS's buffer, which `bodyDone`
  * must consume before it returns (the router parses it at once).
  */
 import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
 import { enterUwsCallback, leaveUwsCallback } from './reply.js';
-
-export type BodyResult = { ok: true; body: Buffer } | { ok: false; tooLarge: true };
 
 /**
  * Bodies over the limit are still read, and thrown away, up to this many bytes before the
@@ -17,61 +15,73 @@ export type BodyResult = { ok: true; body: Buffer } | { ok: false; tooLarge: tru
  */
 export const DISCARD_CAP_BYTES = 32 * 1024 * 1024;
 
-const TOO_LARGE: BodyResult = Object.freeze({ ok: false, tooLarge: true });
-
-/** A body being read; `oversized` turns true once it has passed the limit (the rest is discarded). */
-export interface BodyReader {
-  oversized: boolean;
+/**
+ * Who gets the body. `bodyPartial` is called once, when the first chunk arrives and more are
+ * to come; `bodyDone` gets the body, or null once an oversized body has been read to its end
+ * (or past DISCARD_CAP_BYTES). An object with methods rather than callbacks, so that the hot
+ * path's one per-request object can be its own sink (hot-path.ts).
+ */
+export interface BodySink {
+  bodyPartial(): void;
+  bodyDone(body: Buffer | null): void;
 }
 
-/**
- * `onPartial` is called once, when the first chunk arrives and more are to come. `done` gets
- * the body, or `tooLarge` once an oversized body has been read to its end (or past
- * DISCARD_CAP_BYTES).
- */
-export function readBody(res: HttpResponse, limit: number, onPartial: () => void, done: (r: BodyResult) => void): BodyReader {
-  const reader: BodyReader = { oversized: false };
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let finished = false;
-  let partial = false;
-  res.onData((chunk, isLast) => {
-    if (finished) return;
-    size += chunk.byteLength;
-    if (!partial && !isLast) {
-      partial = true;
-      onPartial();
+/** A body being read; `oversized` turns true once it has passed the limit (the rest is discarded). */
+export class BodyReader {
+  oversized = false;
+  private chunks: Buffer[] | null = null; // only for a body in several chunks
+  private size = 0;
+  private finished = false;
+  private partial = false;
+
+  constructor(
+    private readonly limit: number,
+    private readonly sink: BodySink,
+  ) {}
+
+  data(chunk: ArrayBuffer, isLast: boolean): void {
+    if (this.finished) return;
+    this.size += chunk.byteLength;
+    if (!this.partial && !isLast) {
+      this.partial = true;
+      this.sink.bodyPartial();
     }
-    if (!reader.oversized && size > limit) {
-      reader.oversized = true;
-      chunks.length = 0; // what was kept is of no use any more
+    if (!this.oversized && this.size > this.limit) {
+      this.oversized = true;
+      this.chunks = null; // what was kept is of no use any more
     }
-    if (reader.oversized) {
-      if (isLast || size > DISCARD_CAP_BYTES) {
-        finished = true;
-        done(TOO_LARGE);
+    if (this.oversized) {
+      if (isLast || this.size > DISCARD_CAP_BYTES) {
+        this.finished = true;
+        deliver(this.sink, null);
       }
       return;
     }
-    if (isLast && chunks.length === 0) {
-      finished = true;
-      deliver(done, { ok: true, body: Buffer.from(chunk) });
+    if (isLast && this.chunks === null) {
+      this.finished = true;
+      deliver(this.sink, Buffer.from(chunk));
       return;
     }
-    chunks.push(Buffer.from(new Uint8Array(chunk)));
+    (this.chunks ??= []).push(Buffer.from(new Uint8Array(chunk)));
     if (isLast) {
-      finished = true;
-      deliver(done, { ok: true, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size) });
+      this.finished = true;
+      deliver(this.sink, this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.size));
     }
-  });
+  }
+}
+
+/** Reads the request's body into `sink` (see BodySink), within `limit` bytes. */
+export function readBody(res: HttpResponse, limit: number, sink: BodySink): BodyReader {
+  const reader = new BodyReader(limit, sink);
+  res.onData((chunk, isLast) => reader.data(chunk, isLast));
   return reader;
 }
 
-/** Calls `done` inside onData: uWS has the socket corked, so the reply is written without cork(). */
-function deliver(done: (r: BodyResult) => void, r: BodyResult): void {
+/** Hands the body over inside onData: uWS has the socket corked, so the reply is written without cork(). */
+function deliver(sink: BodySink, body: Buffer | null): void {
   enterUwsCallback();
   try {
-    done(r);
+    sink.bodyDone(body);
   } finally {
     leaveUwsCallback();
   }

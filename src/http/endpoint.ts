@@ -93,6 +93,11 @@ interface EndpointBase<B> {
   handler(ctx: Ctx, body: B): Reply | Promise<Reply>;
   /** Request headers (lower-case) the handler reads: copied into `ctx.headers` (only for this endpoint). */
   headers?: readonly string[];
+  /**
+   * Its body is usually a flat object of simple values (the hot path's): the router parses it
+   * with flat-json.ts and takes JSON.parse only for a body in any other form.
+   */
+  flatBody?: true;
 }
 
 /** An endpoint with a JSON body documents an example the server accepts (typed as the body). */

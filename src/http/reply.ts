@@ -30,6 +30,15 @@ export function statusLine(status: number): string {
   return STATUS_TEXT[status] ?? `${status} Status`;
 }
 
+/**
+ * Status line and Content-Type of a JSON reply as one precomputed block: uWS writes the status
+ * it is given followed by CRLF, and a header as `name: value` CRLF, so passing both to
+ * writeStatus puts the same bytes on the wire with one call into uWS instead of two.
+ */
+const JSON_HEAD: Record<number, string> = Object.fromEntries(
+  Object.entries(STATUS_TEXT).map(([code, line]) => [code, `${line}\r\nContent-Type: application/json`]),
+);
+
 /** Per-request response state the router tracks. */
 export interface ResponseState {
   aborted: boolean;
@@ -79,8 +88,12 @@ function write(
 
 /** Status line and headers (with the CORS ones when the origin is allowed); the caller corks. */
 export function writeHead(res: HttpResponse, state: ResponseState, status: number, contentType: string, headers: Record<string, string> | undefined): void {
-  res.writeStatus(statusLine(status));
-  res.writeHeader('Content-Type', contentType);
+  const head = contentType === 'application/json' ? JSON_HEAD[status] : undefined;
+  if (head !== undefined) res.writeStatus(head);
+  else {
+    res.writeStatus(statusLine(status));
+    res.writeHeader('Content-Type', contentType);
+  }
   if (state.corsOrigin !== null) {
     res.writeHeader('Access-Control-Allow-Origin', state.corsOrigin);
     res.writeHeader('Vary', 'Origin');

@@ -3,19 +3,22 @@
  * anything asynchronous (uWS invalidates it after the callback), register onAborted first,
  * authenticate before reading the body, enforce the body limit, parse, validate, run the
  * handler, and write the reply or the catalogued error. Wrong method → 405 with Allow,
- * unknown path → 404, OPTIONS → CORS preflight.
+ * unknown path → 404, OPTIONS → CORS preflight. POSTs to the hot endpoints in their usual
+ * form take a fast path (serveHot, hot-path.ts) with the same decoding, handler and replies.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
 import { errorBody, errors, ServiceError } from '../errors.js';
 import type { ApiKeyTable, KeyGrant } from './api-keys.js';
-import { DISCARD_CAP_BYTES, MAX_JSON_DEPTH, nestedDeeperThan, readBody, type BodyResult } from './body.js';
+import { DEV_GRANT, NO_PARAMS, RequestCtx, type Exchange, type RequestObserver } from './exchange.js';
+import { BodyReader, DISCARD_CAP_BYTES, readBody } from './body.js';
 import { CorsPolicy } from './cors.js';
 import type { Ctx, Endpoint, Method, Reply } from './endpoint.js';
 import { enterUwsCallback, leaveUwsCallback, send, type ResponseState } from './reply.js';
 import { sendStream } from './stream-reply.js';
 import { conflictingContentLength } from './content-length.js';
+import { decodeBody, mounted, type Mounted } from './decode-body.js';
+import { HotExchange, type ExchangeHost } from './hot-path.js';
 import type { RateLimiter } from './rate-limit.js';
-import { loneSurrogatePath, mayHoldLoneSurrogate } from './unicode.js';
 
 export interface RouterOptions {
   apiKeys: ApiKeyTable | null;
@@ -25,13 +28,12 @@ export interface RouterOptions {
   rateLimiter: RateLimiter;
   /** A request whose body has not fully arrived, or whose handler has not answered, by then gets 408/503. */
   requestTimeoutMs: number;
-  /** Called once per answered request, for metrics. */
-  observe(method: string, template: string, status: number, seconds: number): void;
+  /** Where answered requests of (method, path template) are counted (metrics); the hot path's are looked up once. */
+  requestSeries(method: string, template: string): RequestObserver;
   /** Called for unexpected handler failures (already answered with a generic 500). */
   onInternalError(err: unknown, method: string, template: string): void;
 }
 
-const DEV_GRANT: KeyGrant = Object.freeze({ tenantId: 'default', admin: true });
 /** One instance for every request refused while draining (nothing in it varies). */
 const SHUTTING_DOWN = errors.unavailable('service is shutting down');
 
@@ -44,37 +46,9 @@ function closesConnection(err: unknown): boolean {
   return err === SHUTTING_DOWN || (err instanceof ServiceError && (err.code === 'PAYLOAD_TOO_LARGE' || err.code === 'REQUEST_TIMEOUT'));
 }
 
-/** One request as the router tracks it: its reply state (for reply.ts) and what it is observed under. */
-interface Exchange extends ResponseState {
-  readonly res: HttpResponse;
-  readonly method: string;
-  /** Path template, the metrics label ('/*' for an unknown path). */
-  readonly template: string;
-  /** When the request arrived (performance.now()). */
-  readonly t0: number;
-  /** Taken off the in-flight count (once: answered or aborted). */
-  counted: boolean;
-}
-const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
-
-/** A request's context; the query string is parsed only if a handler asks for it. */
-class RequestCtx implements Ctx {
-  private parsedQuery: URLSearchParams | null = null;
-  constructor(
-    readonly method: Method,
-    readonly template: string,
-    readonly params: Record<string, string>,
-    private readonly rawQuery: string | undefined,
-    readonly grant: KeyGrant,
-  ) {}
-  declare headers?: Record<string, string>; // set only for endpoints that ask (no field per request otherwise)
-  get query(): URLSearchParams {
-    return (this.parsedQuery ??= new URLSearchParams(this.rawQuery ?? ''));
-  }
-}
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-export class Router {
+export class Router implements ExchangeHost {
   private inFlight = 0;
   private draining = false;
   private idleWaiters: (() => void)[] = [];
@@ -98,7 +72,7 @@ export class Router {
     for (const [template, list] of byPath) {
       const paramNames = [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
       const pattern = template.replace(/\{([^}]+)\}/g, ':$1');
-      const byMethod = new Map<string, Endpoint>(list.map((e) => [e.method, e]));
+      const byMethod = new Map<string, Mounted>(list.map((e) => [e.method, mounted(e)]));
       const allowed = [...byMethod.keys(), 'OPTIONS'];
       app.any(pattern, (res, req) => {
         enterUwsCallback();
@@ -108,6 +82,19 @@ export class Router {
           leaveUwsCallback();
         }
       });
+      // The hot endpoint's POSTs come here first (uWS prefers a method's handler to any()).
+      const hot = byMethod.get('POST');
+      if (hot?.flat && paramNames.length === 0 && hot.ep.headers === undefined) {
+        const series = this.opts.requestSeries('POST', template);
+        app.post(pattern, (res, req) => {
+          enterUwsCallback();
+          try {
+            if (!this.serveHot(res, req, template, hot, series)) this.handle(res, req, template, paramNames, byMethod, allowed);
+          } finally {
+            leaveUwsCallback();
+          }
+        });
+      }
     }
     app.any('/*', (res, req) => {
       const x = this.begin(res, req, 'ANY', '/*', performance.now());
@@ -117,15 +104,57 @@ export class Router {
 
   private begin(res: HttpResponse, req: HttpRequest, method: string, template: string, t0: number): Exchange {
     // Every field is set here, none added later: one object shape for every request.
-    const x: Exchange = { aborted: false, done: false, corsOrigin: null, counted: false, res, method, template, t0 };
+    const x: Exchange = { aborted: false, done: false, corsOrigin: null, counted: false, res, method, template, t0, series: null };
     this.inFlight++;
     res.onAborted(() => {
       x.aborted = true;
       this.finish(x);
     });
-    const origin = req.getHeader('origin');
-    if (origin) x.corsOrigin = this.opts.cors.allow(origin);
+    // With CORS off (the default) the Origin header changes nothing: not read.
+    if (this.opts.cors.enabled) {
+      const origin = req.getHeader('origin');
+      if (origin) x.corsOrigin = this.opts.cors.allow(origin);
+    }
     return x;
+  }
+
+  /**
+   * The fast path (hot-path.ts) for a POST to a hot endpoint in its usual form; false leaves
+   * the request to handle(), untouched: draining, rate limits on, a CORS origin, a missing or
+   * unknown API key (401), a query string, a Content-Length over the limit or given twice.
+   */
+  private serveHot(res: HttpResponse, req: HttpRequest, template: string, target: Mounted, series: RequestObserver): boolean {
+    const t0 = performance.now();
+    const opts = this.opts;
+    if (this.draining || opts.rateLimiter.active) return false;
+    if (opts.cors.enabled && req.getHeader('origin') !== '') return false;
+    let grant = DEV_GRANT;
+    if (target.ep.auth && opts.apiKeys !== null) {
+      const key = req.getHeader('x-api-key');
+      const g = key === '' ? null : opts.apiKeys.lookup(key);
+      if (g === null) return false;
+      grant = g;
+    }
+    if (req.getQuery()) return false;
+    if (Number(req.getHeader('content-length') || '0') > opts.maxBodyBytes || conflictingContentLength(req)) return false;
+    const x = new HotExchange(this, target, res, template, t0, grant, series);
+    this.inFlight++;
+    const reader = new BodyReader(opts.maxBodyBytes, x);
+    x.reader = reader;
+    res.onAborted(() => {
+      x.aborted = true;
+      this.finish(x);
+    });
+    res.onData((chunk, isLast) => reader.data(chunk, isLast));
+    return true;
+  }
+
+  get maxBodyBytes(): number {
+    return this.opts.maxBodyBytes;
+  }
+
+  get requestTimeoutMs(): number {
+    return this.opts.requestTimeoutMs;
   }
 
   private finish(x: Exchange): void {
@@ -149,7 +178,7 @@ export class Router {
     req: HttpRequest,
     template: string,
     paramNames: string[],
-    byMethod: Map<string, Endpoint>,
+    byMethod: Map<string, Mounted>,
     allowed: string[],
   ): void {
     const t0 = performance.now();
@@ -157,8 +186,9 @@ export class Router {
     const method = x.method;
     if (this.draining) return this.fail(x, SHUTTING_DOWN);
     if (method === 'OPTIONS') return this.preflight(x, allowed);
-    const ep = byMethod.get(method);
-    if (!ep) return this.fail(x, errors.methodNotAllowed(method, allowed));
+    const m = byMethod.get(method);
+    if (!m) return this.fail(x, errors.methodNotAllowed(method, allowed));
+    const ep = m.ep;
     const params: Record<string, string> = paramNames.length === 0 ? NO_PARAMS : {};
     for (let i = 0; i < paramNames.length; i++) {
       let v = req.getParameter(i);
@@ -194,22 +224,24 @@ export class Router {
     // spans several chunks (single-chunk bodies, the route path's case, need none); a client
     // that sends nothing is closed by uWS's idle timeout.
     let deadline: ReturnType<typeof setTimeout> | undefined;
-    const onPartial = () => {
-      deadline = setTimeout(
-        () => this.fail(x, reader.oversized ? errors.tooLarge(this.opts.maxBodyBytes) : errors.requestTimeout()),
-        this.opts.requestTimeoutMs,
-      );
-    };
-    const reader = readBody(res, this.opts.maxBodyBytes, onPartial, (r) => {
-      if (deadline) clearTimeout(deadline);
-      if (x.done || x.aborted) return;
-      let body: unknown;
-      try {
-        body = decodeBody(ep, r, this.opts.maxBodyBytes);
-      } catch (e) {
-        return this.fail(x, e);
-      }
-      this.run(x, ep, ctx, body);
+    const reader = readBody(res, this.opts.maxBodyBytes, {
+      bodyPartial: () => {
+        deadline = setTimeout(
+          () => this.fail(x, reader.oversized ? errors.tooLarge(this.opts.maxBodyBytes) : errors.requestTimeout()),
+          this.opts.requestTimeoutMs,
+        );
+      },
+      bodyDone: (b) => {
+        if (deadline) clearTimeout(deadline);
+        if (x.done || x.aborted) return;
+        let body: unknown;
+        try {
+          body = decodeBody(m, b, this.opts.maxBodyBytes);
+        } catch (e) {
+          return this.fail(x, e);
+        }
+        this.run(x, ep, ctx, body);
+      },
     });
   }
 
@@ -240,7 +272,8 @@ export class Router {
     return grant;
   }
 
-  private run(x: Exchange, ep: Endpoint, ctx: Ctx, body: unknown): void {
+  /** Runs the handler and answers with its reply (also for hot-path.ts). */
+  run(x: Exchange, ep: Endpoint, ctx: Ctx, body: unknown): void {
     let out: Reply | Promise<Reply>;
     try {
       out = ep.handler(ctx, body);
@@ -281,7 +314,7 @@ export class Router {
   }
 
   /** Answers the request with the catalogued error `err` (an unexpected one: a logged, generic 500). */
-  private fail(x: Exchange, err: unknown): void {
+  fail(x: Exchange, err: unknown): void {
     if (x.done || x.aborted) return;
     if (!(err instanceof ServiceError)) this.opts.onInternalError(err, x.method, x.template);
     const { status, body, headers } = errorBody(err);
@@ -291,31 +324,6 @@ export class Router {
 
   private done(x: Exchange, status: number): void {
     this.finish(x);
-    this.opts.observe(x.method, x.template, status, (performance.now() - x.t0) / 1000);
+    (x.series ?? this.opts.requestSeries(x.method, x.template)).observe(status, (performance.now() - x.t0) / 1000);
   }
-}
-
-/**
- * The request body for `ep`: read within the limit, JSON of bounded depth without lone
- * surrogates, validated by the endpoint's schema. Throws the error that answers it (413, 422
- * naming the field, 400 for malformed JSON); undefined for an endpoint that takes no body.
- */
-function decodeBody(ep: Endpoint, r: BodyResult, maxBodyBytes: number): unknown {
-  if (!r.ok) throw errors.tooLarge(maxBodyBytes);
-  if (!ep.body) return undefined;
-  if (r.body.length === 0) throw errors.field('body', 'a JSON object is required');
-  if (nestedDeeperThan(r.body, MAX_JSON_DEPTH)) throw errors.field('body', `nested deeper than ${MAX_JSON_DEPTH} levels`);
-  let text: string;
-  let parsed: unknown;
-  try {
-    text = r.body.toString('utf8');
-    parsed = JSON.parse(text);
-  } catch (e) {
-    throw errors.malformedJson((e as Error).message);
-  }
-  if (mayHoldLoneSurrogate(text)) {
-    const at = loneSurrogatePath(parsed);
-    if (at !== null) throw errors.field(at, 'contains a lone UTF-16 surrogate (not valid Unicode)');
-  }
-  return ep.body.parse(parsed);
 }

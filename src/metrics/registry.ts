@@ -4,7 +4,7 @@
  * a timer. Path labels are route templates, never raw paths.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { RequestMetrics, registerComputed } from './request-metrics.js';
+import { RequestMetrics, registerComputed, type RequestSeries } from './request-metrics.js';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -62,8 +62,8 @@ export class Metrics {
     });
   }
 
-  /** Records one answered request. */
-  observeRequest(method: string, path: string, status: number, seconds: number): void {
-    this.requests.observe(method, path, status, seconds);
+  /** Where answered requests of (method, path template) are counted. */
+  requestSeries(method: string, path: string): RequestSeries {
+    return this.requests.series(method, path);
   }
 }

@@ -16,6 +16,8 @@ import { ruleIndex, ruleSegment } from '../shm/slots.js';
 // Reused across calls: the front thread is single-threaded and decide() is synchronous.
 const values: (string | null)[] = [null, null, null, null, null, null];
 const fields: DecisionFields = { primaryShare: 1, source: DecisionSource.Rules, failProbPrimary: NaN, failProbSecondary: NaN };
+/** What decide() returns: one object, overwritten by the next call (callers read or copy it at once). */
+const decision: RouteDecision = { processor_id: '', weight: 0, fallback_processor_id: '', decision_source: 'rules', failure_probability: null, rule_id: '' };
 
 /** Normalizes the request into trie values; null = the transaction has no value there. */
 export function transactionValues(req: RouteRequest): (string | null)[] {
@@ -33,7 +35,11 @@ export function matchRule(tenant: Tenant, req: RouteRequest): LiveRule | undefin
   return tenant.trie.match(transactionValues(req));
 }
 
-/** `predictionEnabled`: the tenant's Tier 2 switch (failure_probability is null only when it is off). */
+/**
+ * `predictionEnabled`: the tenant's Tier 2 switch (failure_probability is null only when it is
+ * off). The decision returned is a scratch object valid until the next call (no allocation per
+ * route): read it or copy it before routing again.
+ */
 export function decide(tables: SharedTables, rule: LiveRule, random: number, predictionEnabled: boolean): RouteDecision {
   const rec = rule.record;
   const seg = ruleSegment(tables.ruleSegs, rule.slot);
@@ -50,14 +56,13 @@ export function decide(tables: SharedTables, rule: LiveRule, random: number, pre
   // Per-rule traffic counter for the metrics (front thread only: a plain increment).
   seg.ruleF64[i * RULE_F64_STRIDE + RF_ROUTED + (pickPrimary ? 0 : 1)]++;
   const fp = pickPrimary ? fields.failProbPrimary : fields.failProbSecondary;
-  return {
-    processor_id: pickPrimary ? rec.primary_id : rec.secondary_id,
-    weight: round4(pickPrimary ? share : 1 - share),
-    fallback_processor_id: pickPrimary ? rec.secondary_id : rec.primary_id,
-    decision_source: DECISION_SOURCE_NAMES[fields.source] ?? 'rules',
-    failure_probability: shownFailureProbability(fp, predictionEnabled),
-    rule_id: rec.rule_id,
-  };
+  decision.processor_id = pickPrimary ? rec.primary_id : rec.secondary_id;
+  decision.weight = round4(pickPrimary ? share : 1 - share);
+  decision.fallback_processor_id = pickPrimary ? rec.secondary_id : rec.primary_id;
+  decision.decision_source = DECISION_SOURCE_NAMES[fields.source] ?? 'rules';
+  decision.failure_probability = shownFailureProbability(fp, predictionEnabled);
+  decision.rule_id = rec.rule_id;
+  return decision;
 }
 
 function round4(x: number): number {

@@ -157,6 +157,9 @@ describe('tier configuration', () => {
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({ prediction_enabled: true, bandit_enabled: true, tier: 3, shadow_mode: false });
     expect(r.json.thresholds).toMatchObject({ degrade_threshold: 0.15, failover_threshold: 0.3, recovery_threshold: 0.1, probe_burst: 2, min_probe_rate: 1 });
+    // The watch after a recovery: its length and smallest sample; its horizons are not a tenant setting.
+    expect(r.json.thresholds).toMatchObject({ watch_ms: 60000, watch_min_samples: 10 });
+    expect(r.json.thresholds).not.toHaveProperty('watch_horizons_ms');
   });
 
   it('toggles apply at once, together or apart, and persist', async () => {
@@ -187,6 +190,8 @@ describe('tier configuration', () => {
       [{ thresholds: { failover_threshold: 0.1 } }, 'thresholds.failover_threshold'],
       [{ thresholds: { nonsense: 1 } }, 'thresholds.nonsense'],
       [{ bandit_enabled: false, thresholds: { degrade_threshold: -1 } }, 'thresholds.degrade_threshold'],
+      [{ thresholds: { watch_ms: -1 } }, 'thresholds.watch_ms'],
+      [{ thresholds: { watch_min_samples: 2.5 } }, 'thresholds.watch_min_samples'],
       [{ error_codes: { decline: ['x'], technical: ['x'] } }, 'error_codes'],
     ];
     for (const [body, field] of cases) {

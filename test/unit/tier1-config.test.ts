@@ -7,6 +7,7 @@ describe('Tier 1 config', () => {
     expect(c).toEqual(DEFAULT_TIER1_CONFIG);
     expect(Object.isFrozen(c)).toBe(true);
     expect(Object.isFrozen(c.horizonsMs)).toBe(true);
+    expect(Object.isFrozen(c.watchHorizonsMs)).toBe(true);
     expect(c.runLength).toBe(FAST_PATH_RUN);
   });
 
@@ -28,6 +29,10 @@ describe('Tier 1 config', () => {
     [{ probeShare: 0.05 }, 'probeShare'], // probes are at most 2% of traffic
     [{ latencyExitFactor: 4 }, 'latencyExitFactor'],
     [{ minSamples: 2.5 }, 'minSamples'],
+    [{ watchMs: -1 }, 'watchMs'],
+    [{ watchHorizonsMs: [8_000, 2_000] }, 'watchHorizonsMs'],
+    [{ watchHorizonsMs: [] }, 'watchHorizonsMs'],
+    [{ watchMinSamples: 0 }, 'watchMinSamples'],
   ])('rejects %o naming the field', (overrides, field) => {
     expect(() => resolveTier1Config(overrides)).toThrow(new RangeError(`invalid tier1 config: ${field}`));
   });

@@ -2,9 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { ProcessorStatus } from '../../src/shm/layout.js';
 import { resolveTier1Config } from '../../src/tiers/tier1/config.js';
 import { newProcHealth } from '../../src/tiers/tier1/health.js';
-import { TOP_PROBE_STEP, tier1Overrides, tier1Share } from '../../src/tiers/tier1/share.js';
+import { FOLLOW_UP_MARGIN_MS, TOP_PROBE_STEP, followUpAt, tier1Overrides, tier1Share } from '../../src/tiers/tier1/share.js';
 import { newSignals, type Signals } from '../../src/tiers/tier1/signals.js';
-import { probationMs, Role, stepProcessor, suspensionMs, type StatusChange } from '../../src/tiers/tier1/state-machine.js';
+import { Role, stepProcessor, type StatusChange } from '../../src/tiers/tier1/state-machine.js';
+import { PROBATION_FACTOR, probationMs, suspensionMs } from '../../src/tiers/tier1/backoff.js';
 import { newProcState, type ProcState } from '../../src/tiers/tier1/state.js';
 
 const cfg = resolveTier1Config();
@@ -108,12 +109,42 @@ describe('state machine', () => {
     t += 1000;
     probe(st, Role.Primary, t, cfg.minProbeSamples - 1, 1);
     expect(st.probeStep).toBe(3);
-    // ...two are: back to the bottom, suspended for the streak's current back-off.
+    // ...two are: back to the bottom, suspended for the streak's current back-off. 2 in 3 is
+    // not credibly above the degrade threshold (a healthy processor's stray pair): no flapper.
     t += 1000;
     expect(probe(st, Role.Primary, t, 1, cfg.probeBurst)).toEqual([]);
     expect(st.status).toBe(ProcessorStatus.FailedOver);
     expect([st.probeStep, st.probeOk, st.probeTech, st.trips]).toEqual([0, 0, 0, 1]);
     expect(st.probeResumeMs - t).toBe(cfg.probeBackoffBaseMs);
+    expect(probationMs(st, cfg)).toBe(0);
+  });
+
+  it('a step credibly down again after climbing marks a flapper: 2·base suspension and a probation, not a longer streak', () => {
+    const st = newProcState();
+    step(st, sig({ run: 10 }), Role.Primary, T0);
+    let t = st.probeResumeMs + 2000;
+    probe(st, Role.Primary, t, cfg.minProbeSamples);
+    expect(st.probeStep).toBe(1);
+    // The next bucket holds 3 technical errors and nothing else: it came back and went down
+    // again within the phase. A flapper (trips 2), suspended for 2·base, and it must sit out a
+    // probation before it climbs again.
+    t += 1000;
+    expect(probe(st, Role.Primary, t, 0, 3)).toEqual([]);
+    expect(st.status).toBe(ProcessorStatus.FailedOver);
+    expect([st.probeStep, st.probeOk, st.probeTech, st.trips, st.lastTripMs]).toEqual([0, 0, 0, 2, t]);
+    expect(st.probeResumeMs - t).toBe(2 * cfg.probeBackoffBaseMs);
+    expect(probationMs(st, cfg)).toBe(PROBATION_FACTOR * 2 * cfg.probeBackoffBaseMs);
+    // A second failed climb does not grow the streak further (a long partial outage whose
+    // probes sometimes pass a batch by luck must not push its recovery minutes away).
+    t = st.probeResumeMs + probationMs(st, cfg) + 2000;
+    probe(st, Role.Primary, t, cfg.minProbeSamples);
+    t += 1000;
+    probe(st, Role.Primary, t, cfg.minProbeSamples);
+    expect(st.probeStep).toBe(2);
+    t += 1000;
+    probe(st, Role.Primary, t, 0, 3);
+    expect([st.probeStep, st.trips]).toEqual([0, 2]);
+    expect(st.probeResumeMs - t).toBe(2 * cfg.probeBackoffBaseMs);
   });
 
   it('at the top step, 2 stray errors among many clean probes are no burst; more than the recovery threshold is', () => {
@@ -128,7 +159,7 @@ describe('state machine', () => {
     t += 1000;
     expect(probe(st, Role.Primary, t, 0, 6)).toEqual([]);
     expect([st.status, st.probeStep, st.probeTech]).toEqual([ProcessorStatus.FailedOver, 0, 0]);
-    expect(st.probeResumeMs - t).toBe(cfg.probeBackoffBaseMs);
+    expect(st.probeResumeMs - t).toBe(cfg.probeBackoffBaseMs); // 8 in 31: not credibly down again, no flapper
   });
 
   it('at the top step, a phase credibly above the recovery threshold without any burst is a failed round (hysteresis)', () => {
@@ -141,7 +172,7 @@ describe('state machine', () => {
     // ... and one in the top step's batch (still no burst): 4 in 12 is credibly above 10%.
     expect(probe(st, Role.Primary, t, cfg.minProbeSamples - 1, 1)).toEqual([]);
     expect([st.status, st.probeStep, st.probeTech]).toEqual([ProcessorStatus.FailedOver, 0, 0]);
-    expect(st.probeResumeMs - t).toBe(cfg.probeBackoffBaseMs);
+    expect(st.probeResumeMs - t).toBe(cfg.probeBackoffBaseMs); // too many errors to trust, not a flap
   });
 
   it('a phase whose first outcome is a technical error ends at once (dead on arrival); one after a success does not', () => {
@@ -248,6 +279,25 @@ describe('state machine', () => {
     expect(st.probeStep).toBe(1);
   });
 
+  it('on the watch after a recovery: a short horizon credibly above the degrade threshold fails over on as few as watchMinSamples', () => {
+    const st = newProcState();
+    step(st, sig({ run: 10 }), Role.Primary, T0);
+    Object.assign(st, { status: ProcessorStatus.Healthy, recoveredAtMs: T0 + 20_000 }); // as after a recovery
+    const watched = (n: number, errors: number): Signals => {
+      const s = sig({ n, errors, nowMs: T0 + 25_000 });
+      s.watch = cfg.watchHorizonsMs.map((horizonMs) => ({ horizonMs, n, errors }));
+      return s;
+    };
+    // Below watchMinSamples, or not credibly above 15%: nothing (the normal tests need 50 outcomes).
+    expect(step({ ...st }, watched(cfg.watchMinSamples - 1, cfg.watchMinSamples - 1), Role.Primary, T0 + 25_000)).toEqual([]);
+    expect(step({ ...st }, watched(10, 3), Role.Primary, T0 + 25_000)).toEqual([]);
+    // 5 in 10 is: a failover, named as the watch's, the error rate against the degrade threshold.
+    const out = step(st, watched(10, 5), Role.Primary, T0 + 25_000);
+    expect(out).toMatchObject([{ event: 'failover.triggered', from: ProcessorStatus.Healthy, to: ProcessorStatus.FailedOver, triggerValue: 0.5, threshold: cfg.degradeThreshold }]);
+    expect(out[0].reason).toBe('error rate 50.0% exceeds degradation threshold 15.0% on the watch after a recovery (n=10 over 2 s)');
+    expect(st.trips).toBe(2);
+  });
+
   it('probe outcomes during the suspension are not credited', () => {
     const st = newProcState();
     step(st, sig({ run: 10 }), Role.Primary, T0);
@@ -303,6 +353,31 @@ describe('tier 1 share', () => {
     // Never above the configured weight.
     expect(tier1Share(down({ probeStep: 3 }), up, busy, h(0, 0), 0.2, false, cfg, now)).toBe(0.2);
     expect(tier1Overrides(down({}), up, false)).toBe(true);
+  });
+
+  it("a flapper's probation probes at the bare bottom step, without the quiet-rule floor; the floor returns once it ends", () => {
+    const up = state(ProcessorStatus.Healthy);
+    const quiet = [h(20, 20), h(100, 0)] as const; // 2 tx/s: the floor would be 50%
+    const first = state(ProcessorStatus.FailedOver, { probeResumeMs: now, trips: 1 });
+    expect(tier1Share(first, up, ...quiet, 0.9, false, cfg, now)).toBe(0.5);
+    const flapper = state(ProcessorStatus.FailedOver, { probeResumeMs: now, trips: 2 });
+    const probation = probationMs(flapper, cfg);
+    expect(probation).toBe(PROBATION_FACTOR * 2 * cfg.probeBackoffBaseMs);
+    expect(tier1Share(flapper, up, ...quiet, 0.9, false, cfg, now)).toBe(cfg.probeShare);
+    expect(tier1Share(flapper, up, ...quiet, 0.9, false, cfg, now + probation - 1)).toBe(cfg.probeShare);
+    expect(tier1Share(flapper, up, ...quiet, 0.9, false, cfg, now + probation)).toBe(0.5);
+  });
+
+  it('follow-up evaluations: every bucket while probing and on the watch after a recovery, none otherwise', () => {
+    const next = Math.floor(now / 1000) * 1000 + 1000 + FOLLOW_UP_MARGIN_MS;
+    expect(followUpAt(state(ProcessorStatus.Healthy), cfg, now)).toBe(Infinity);
+    expect(followUpAt(state(ProcessorStatus.FailedOver, { probeResumeMs: now + 3000 }), cfg, now)).toBe(now + 3000);
+    expect(followUpAt(state(ProcessorStatus.FailedOver, { probeResumeMs: now }), cfg, now)).toBe(next);
+    const recovered = (status: ProcessorStatus) => state(status, { recoveredAtMs: now - cfg.watchMs + 1 });
+    expect(followUpAt(recovered(ProcessorStatus.Healthy), cfg, now)).toBe(next);
+    expect(followUpAt(recovered(ProcessorStatus.Degraded), cfg, now)).toBe(next);
+    expect(followUpAt(state(ProcessorStatus.Healthy, { recoveredAtMs: now - cfg.watchMs }), cfg, now)).toBe(Infinity);
+    expect(followUpAt(recovered(ProcessorStatus.Healthy), resolveTier1Config({ watchMs: 0 }), now)).toBe(Infinity);
   });
 
   it('both failed: the lower posterior-mean error rate wins; a tie goes to the secondary', () => {

@@ -146,4 +146,32 @@ describe('RuleTrie match', () => {
     t.remove(k('US', 'USD', 'card', 'visa'));
     expect(t.match(tx('US', 'USD', 'card', 'visa', 'one_time'))).toBe('card');
   });
+
+  it('any string is an ordinary key: nothing inherited matches, __proto__ and constructor are values like others', () => {
+    const t = new RuleTrie<string>();
+    expect(t.match(tx('US', 'USD', 'card', 'constructor'))).toBeUndefined();
+    expect(t.match(tx('US', 'USD', 'card', 'toString'))).toBeUndefined();
+    t.insert(k('US', 'USD', 'card'), 'card');
+    expect(t.match(tx('US', 'USD', 'card', '__proto__'))).toBe('card');
+    expect(t.insert(k('US', 'USD', 'card', '__proto__'), 'proto')).toBe(true);
+    expect(t.insert(k('US', 'USD', 'card', 'constructor'), 'ctor')).toBe(true);
+    expect(t.match(tx('US', 'USD', 'card', '__proto__'))).toBe('proto');
+    expect(t.match(tx('US', 'USD', 'card', 'constructor'))).toBe('ctor');
+    expect(t.match(tx('US', 'USD', 'card', 'hasOwnProperty'))).toBe('card');
+    const nodes = t.totalNodes;
+    expect(t.remove(k('US', 'USD', 'card', '__proto__'))).toBe(true);
+    expect(t.totalNodes).toBe(nodes - 3);
+    expect(t.match(tx('US', 'USD', 'card', '__proto__'))).toBe('card');
+    expect(t.get(k('US', 'USD', 'card', 'constructor'))).toBe('ctor');
+  });
+
+  it('prunes a level whose last exact child is removed', () => {
+    const t = new RuleTrie<string>();
+    t.insert(k('US', 'USD', 'card', 'visa'), 'visa');
+    expect(t.totalNodes).toBe(7);
+    expect(t.remove(k('US', 'USD', 'card', 'visa'))).toBe(true);
+    expect(t.totalNodes).toBe(1);
+    expect(t.insert(k('US', 'USD', 'card', 'visa'), 'again')).toBe(true);
+    expect(t.match(tx('US', 'USD', 'card', 'visa'))).toBe('again');
+  });
 });

@@ -10,7 +10,7 @@ import type { ShadowObserver } from '../../shadow/shadow-service.js';
 import { classifyOutcome } from '../../routing/classify.js';
 import type { Tenant } from '../../tenants/tenant.js';
 import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';
-import { OUTCOME_ACCEPTED_JSON, routeDecisionJson } from '../json-writers.js';
+import { OUTCOME_ACCEPTED_JSON, routeReplyJson } from '../json-writers.js';
 import { outcomeReport as outcomeExample, routeRequest as routeExample, RULE_ID } from '../../schemas/examples.js';
 
 const routeRequest = compile(RouteRequest, plainRouteRequest);
@@ -30,6 +30,7 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
       path: '/v1/route',
       auth: true,
       body: routeRequest,
+      flatBody: true,
       handler: (ctx, body) => {
         const tenant = tenantOf(app, ctx);
         const rule = matchRule(tenant, body);
@@ -39,7 +40,9 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
         tenant.counters.routed++;
         app.metrics.counts.routed++;
         if (shadow !== null && tenant.settings.shadowMode) shadow.routed(tenant, Date.now());
-        return { status: 200, body: routeDecisionJson(decision) };
+        // Memo key: the rule's slot and the side chosen (json-writers.ts).
+        const side = decision.processor_id === rule.record.primary_id ? 0 : 1;
+        return { status: 200, body: routeReplyJson(decision, rule.slot * 2 + side) };
       },
       doc: {
         summary: 'Choose the processor for a payment',
@@ -68,6 +71,7 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
       path: '/v1/outcome',
       auth: true,
       body: outcomeReport,
+      flatBody: true,
       handler: (ctx, body) => {
         const tenant = tenantOf(app, ctx);
         const txId = body.transaction_id;

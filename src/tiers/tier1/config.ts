@@ -9,6 +9,7 @@
  */
 
 import { tierConfigError } from '../tier-config-error.js';
+import { COUNT_BUCKET_MS } from '../../shm/layout.js';
 
 /**
  * Consecutive technical failures at which the front thread asks for an early evaluation
@@ -94,6 +95,16 @@ export interface Tier1Config {
   readonly probeBackoffMaxMs: number;
   /** A trip later than this after the previous one starts a fresh back-off streak. */
   readonly backoffResetMs: number;
+  /**
+   * The watch after a recovery (watch.ts): for this long after a failed_over processor is
+   * healthy again (0: no watch), its rule is evaluated after every 1-second bucket, and it
+   * also fails over when one of `watchHorizonsMs` (shortest first, each with at least
+   * `watchMinSamples` outcomes) is credibly above the degrade threshold, at the failover
+   * confidence. Nothing changes for a processor that has not just recovered.
+   */
+  readonly watchMs: number;
+  readonly watchHorizonsMs: readonly number[];
+  readonly watchMinSamples: number;
   /** Latency degradation: p95 above `latencyFactor` × the processor's own baseline ... */
   readonly latencyFactor: number;
   /** ... and at least this many ms above it (so 20 ms → 70 ms is not an incident). */
@@ -128,6 +139,9 @@ export const DEFAULT_TIER1_CONFIG: Tier1Config = Object.freeze({
   probeBackoffBaseMs: 5_000,
   probeBackoffMaxMs: 320_000,
   backoffResetMs: 600_000,
+  watchMs: 60_000,
+  watchHorizonsMs: Object.freeze([2_000, 8_000]),
+  watchMinSamples: 10,
   latencyFactor: 3,
   latencyMinDeltaMs: 100,
   latencyExitFactor: 2,
@@ -153,12 +167,7 @@ export function resolveTier1Config(overrides: Partial<Tier1Config> = {}): Tier1C
   check('degradeConfidence', c.degradeConfidence >= 0.5 && c.degradeConfidence < 1);
   check('failoverConfidence', c.failoverConfidence >= 0.5 && c.failoverConfidence < 1);
   check('recoveryConfidence', c.recoveryConfidence >= 0.5 && c.recoveryConfidence < 1);
-  check(
-    'horizonsMs',
-    Array.isArray(c.horizonsMs) &&
-      c.horizonsMs.length > 0 &&
-      c.horizonsMs.every((h, i) => h >= 1000 && h <= MAX_COUNT_HORIZON_MS && (i === 0 || h > c.horizonsMs[i - 1])),
-  );
+  check('horizonsMs', horizonsOk(c.horizonsMs));
   check('minSamples', Number.isInteger(c.minSamples) && c.minSamples >= 1);
   check('minProbeSamples', Number.isInteger(c.minProbeSamples) && c.minProbeSamples >= 1);
   check('runLength', Number.isInteger(c.runLength) && c.runLength >= FAST_PATH_RUN);
@@ -168,6 +177,9 @@ export function resolveTier1Config(overrides: Partial<Tier1Config> = {}): Tier1C
   check('probeBackoffBaseMs', c.probeBackoffBaseMs >= 0 && Number.isFinite(c.probeBackoffBaseMs));
   check('probeBackoffMaxMs', c.probeBackoffMaxMs >= c.probeBackoffBaseMs && Number.isFinite(c.probeBackoffMaxMs));
   check('backoffResetMs', c.backoffResetMs >= 0 && Number.isFinite(c.backoffResetMs));
+  check('watchMs', c.watchMs >= 0 && Number.isFinite(c.watchMs));
+  check('watchHorizonsMs', horizonsOk(c.watchHorizonsMs));
+  check('watchMinSamples', Number.isInteger(c.watchMinSamples) && c.watchMinSamples >= 1);
   check('latencyFactor', c.latencyFactor > 1 && Number.isFinite(c.latencyFactor));
   check('latencyMinDeltaMs', c.latencyMinDeltaMs >= 0 && Number.isFinite(c.latencyMinDeltaMs));
   check('latencyExitFactor', c.latencyExitFactor >= 1 && c.latencyExitFactor <= c.latencyFactor);
@@ -175,7 +187,12 @@ export function resolveTier1Config(overrides: Partial<Tier1Config> = {}): Tier1C
   check('latencyMinSamples', Number.isInteger(c.latencyMinSamples) && c.latencyMinSamples >= 1);
   check('baselineHalfLifeMs', c.baselineHalfLifeMs > 0 && Number.isFinite(c.baselineHalfLifeMs));
   check('baselineWarmupMs', c.baselineWarmupMs >= 0 && Number.isFinite(c.baselineWarmupMs));
-  return Object.freeze({ ...c, horizonsMs: Object.freeze([...c.horizonsMs]) });
+  return Object.freeze({ ...c, horizonsMs: Object.freeze([...c.horizonsMs]), watchHorizonsMs: Object.freeze([...c.watchHorizonsMs]) });
+}
+
+/** At least one horizon, whole seconds the count buckets hold, ascending. */
+function horizonsOk(hs: readonly number[]): boolean {
+  return Array.isArray(hs) && hs.length > 0 && hs.every((h, i) => h >= COUNT_BUCKET_MS && h <= MAX_COUNT_HORIZON_MS && (i === 0 || h > hs[i - 1]));
 }
 
 function check(field: keyof Tier1Config, ok: boolean): void {

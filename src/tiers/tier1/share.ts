@@ -21,6 +21,8 @@ import type { Tier1Config } from './config.js';
 import type { ProcHealth } from './health.js';
 import type { ProcState } from './state.js';
 import { HEALTH_HORIZON_MS } from './health.js';
+import { onWatch } from './watch.js';
+import { inProbation } from './backoff.js';
 
 /** Probe shares of the slow-start steps above the bottom one (which is `probeShare`). */
 export const PROBE_LADDER: readonly number[] = Object.freeze([0.05, 0.1, 0.25]);
@@ -52,6 +54,7 @@ export function ladderShare(step: number, cfg: Tier1Config): number {
 export function probeShareOf(st: ProcState, cfg: Tier1Config, nowMs: number, ruleRate: number): number {
   if (nowMs < st.probeResumeMs || cfg.probeShare <= 0) return 0;
   const step = ladderShare(st.probeStep, cfg);
+  if (st.probeStep === 0 && inProbation(st, cfg, nowMs)) return step; // a flapper: no rate floor (backoff.ts)
   const floor = ruleRate > 0 ? cfg.minProbeRate / ruleRate : 0;
   return Math.max(step, Math.min(floor, PROBE_FLOOR_CAP));
 }
@@ -90,12 +93,19 @@ export function tier1Share(
 
 /**
  * When this processor wants its rule evaluated again ahead of the cycle (epoch ms), or
- * Infinity: while probing, just after the current 1-second bucket completes; while probes
- * are suspended, when they resume (so the suspension ends on time, not at the next cycle).
+ * Infinity: while probing, and on the watch after a recovery (watch.ts), just after the
+ * current 1-second bucket completes; while probes are suspended, when they resume (so the
+ * suspension ends on time, not at the next cycle).
  */
 export function followUpAt(st: ProcState, cfg: Tier1Config, nowMs: number): number {
+  if (onWatch(st, cfg, nowMs)) return nextBucketMs(nowMs);
   if (st.status !== ProcessorStatus.FailedOver || cfg.probeShare <= 0) return Infinity;
   if (nowMs < st.probeResumeMs) return st.probeResumeMs;
+  return nextBucketMs(nowMs);
+}
+
+/** Just after the current 1-second count bucket completes. */
+function nextBucketMs(nowMs: number): number {
   return (Math.floor(nowMs / COUNT_BUCKET_MS) + 1) * COUNT_BUCKET_MS + FOLLOW_UP_MARGIN_MS;
 }
 

@@ -13,6 +13,7 @@ import {
 } from '../../shm/window.js';
 import type { Tier1Config } from './config.js';
 import type { ProcState } from './state.js';
+import { onWatch } from './watch.js';
 
 export interface HorizonCounts {
   horizonMs: number;
@@ -24,6 +25,11 @@ export interface HorizonCounts {
 export interface Signals {
   /** One entry per configured horizon, shortest first. */
   horizons: HorizonCounts[];
+  /**
+   * One entry per watch horizon (Tier1Config.watchHorizonsMs), shortest first, each cut at the
+   * last recovery; n = 0 when the processor is not on the watch after a recovery (watch.ts).
+   */
+  watch: HorizonCounts[];
   /** The front thread's consecutive technical failure count. */
   run: number;
   /** Outcomes in whole 1-second buckets after the state's probeEpoch, up to `completedEpoch`. */
@@ -42,7 +48,7 @@ export interface Signals {
 }
 
 export function newSignals(): Signals {
-  return { horizons: [], run: 0, newOk: 0, newTech: 0, completedEpoch: 0, p95Recent: NaN, p95RecentCount: 0, ruleRate: 0 };
+  return { horizons: [], watch: [], run: 0, newOk: 0, newTech: 0, completedEpoch: 0, p95Recent: NaN, p95RecentCount: 0, ruleRate: 0 };
 }
 
 const counts = emptyCounts();
@@ -62,23 +68,13 @@ export function readSignals(
   cfg: Tier1Config,
   out: Signals,
 ): Signals {
-  const hs = cfg.horizonsMs;
-  while (out.horizons.length < hs.length) out.horizons.push({ horizonMs: 0, n: 0, errors: 0 });
-  out.horizons.length = hs.length;
   out.run = run;
   out.completedEpoch = Math.floor(nowMs / COUNT_BUCKET_MS) - 1;
   out.newOk = out.newTech = 0;
   out.p95Recent = NaN;
   out.p95RecentCount = 0;
-  for (let i = 0; i < hs.length; i++) {
-    const h = out.horizons[i];
-    h.horizonMs = Math.max(COUNT_BUCKET_MS, Math.min(hs[i], nowMs - st.recoveredAtMs));
-    h.n = h.errors = 0;
-    if (seg === undefined) continue;
-    readCounts(seg, w, nowMs, h.horizonMs, counts);
-    h.n = counts.success + counts.decline + counts.tech;
-    h.errors = counts.tech;
-  }
+  readHorizons(seg, w, nowMs, st, cfg.horizonsMs, true, out.horizons);
+  readHorizons(seg, w, nowMs, st, cfg.watchHorizonsMs, onWatch(st, cfg, nowMs), out.watch);
   if (seg === undefined) return out;
 
   const fresh = out.completedEpoch - st.probeEpoch;
@@ -93,4 +89,27 @@ export function readSignals(
   out.p95RecentCount = latency.count;
   if (latency.count >= cfg.latencyMinSamples) out.p95Recent = percentile(latency, 0.95);
   return out;
+}
+
+/** Counts over each of `hs` (never reaching back past the last recovery); all 0 unless `read`. */
+function readHorizons(
+  seg: WindowSegmentViews | undefined,
+  w: number,
+  nowMs: number,
+  st: ProcState,
+  hs: readonly number[],
+  read: boolean,
+  out: HorizonCounts[],
+): void {
+  while (out.length < hs.length) out.push({ horizonMs: 0, n: 0, errors: 0 });
+  out.length = hs.length;
+  for (let i = 0; i < hs.length; i++) {
+    const h = out[i];
+    h.horizonMs = Math.max(COUNT_BUCKET_MS, Math.min(hs[i], nowMs - st.recoveredAtMs));
+    h.n = h.errors = 0;
+    if (seg === undefined || !read) continue;
+    readCounts(seg, w, nowMs, h.horizonMs, counts);
+    h.n = counts.success + counts.decline + counts.tech;
+    h.errors = counts.tech;
+  }
 }

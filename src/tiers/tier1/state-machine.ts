@@ -26,6 +26,7 @@ import type { Tier1Config } from './config.js';
 import type { HorizonCounts, Signals } from './signals.js';
 import type { ProcState } from './state.js';
 import { TOP_PROBE_STEP } from './share.js';
+import { inProbation, markFlapper, suspensionMs } from './backoff.js';
 
 export const enum Role {
   /** Primary of a rule with a distinct secondary: its failover moves traffic. */
@@ -60,7 +61,7 @@ export function stepProcessor(
     stepFailedOver(st, sig, role, cfg, nowMs, out);
     return;
   }
-  const fail = failoverTrip(sig, cfg);
+  const fail = failoverTrip(sig, cfg) ?? watchTrip(sig, cfg);
   if (fail !== null) {
     enterFailedOver(st, fail, role, cfg, nowMs, sig, out);
     return;
@@ -97,12 +98,21 @@ function failoverTrip(sig: Signals, cfg: Tier1Config): Trigger | null {
       threshold: cfg.failoverThreshold,
     };
   }
-  return rateTrip(sig.horizons, cfg.failoverThreshold, cfg.failoverConfidence, 'failover', cfg);
+  return rateTrip(sig.horizons, cfg.failoverThreshold, cfg.failoverConfidence, 'failover', cfg.minSamples);
+}
+
+/**
+ * On the watch after a recovery (watch.ts): a watch horizon credibly above the degrade
+ * threshold, at the failover confidence, on as few as watchMinSamples outcomes (readSignals
+ * leaves the watch horizons empty off watch).
+ */
+function watchTrip(sig: Signals, cfg: Tier1Config): Trigger | null {
+  return rateTrip(sig.watch, cfg.degradeThreshold, cfg.failoverConfidence, 'degradation', cfg.watchMinSamples, ' on the watch after a recovery');
 }
 
 function degradeTrip(st: ProcState, sig: Signals, cfg: Tier1Config): Trigger | null {
   return (
-    rateTrip(sig.horizons, cfg.degradeThreshold, cfg.degradeConfidence, 'degradation', cfg) ??
+    rateTrip(sig.horizons, cfg.degradeThreshold, cfg.degradeConfidence, 'degradation', cfg.minSamples) ??
     latencyTrip(st, sig, cfg)
   );
 }
@@ -113,14 +123,15 @@ function rateTrip(
   thr: number,
   confidence: number,
   name: string,
-  cfg: Tier1Config,
+  minSamples: number,
+  context = '',
 ): Trigger | null {
   for (const h of hs) {
-    if (h.n < cfg.minSamples) continue;
+    if (h.n < minSamples) continue;
     if (probAbove(thr, h.errors, h.n) >= confidence) {
       const rate = h.errors / h.n;
       return {
-        reason: `error rate ${pct(rate)} exceeds ${name} threshold ${pct(thr)} (n=${h.n} over ${secs(h.horizonMs)})`,
+        reason: `error rate ${pct(rate)} exceeds ${name} threshold ${pct(thr)}${context} (n=${h.n} over ${secs(h.horizonMs)})`,
         triggerValue: rate,
         threshold: thr,
       };
@@ -207,12 +218,13 @@ export function registerTrip(st: ProcState, cfg: Tier1Config, nowMs: number, com
  * without growing it. A round costs one or two failed payments, so an outage that simply goes
  * on is probed at the same pace throughout, and its end is seen within one suspension.
  */
-function failRound(st: ProcState, cfg: Tier1Config, nowMs: number, sig: Signals): void {
+function failRound(st: ProcState, cfg: Tier1Config, nowMs: number, sig: Signals, flapped = false): void {
   // On a quiet rule the probe rate floor makes each round's probes a large share of the
   // traffic (25% at 2 tx/s): stretch the suspension so that failed probes cost no more than
   // `probeShare` of the rule's traffic, what the old continuous 2% probes cost.
   const budgetMs =
     sig.ruleRate > 0 && cfg.probeShare > 0 ? Math.min((1000 * st.probeTech) / (cfg.probeShare * sig.ruleRate), cfg.probeBackoffMaxMs) : 0;
+  if (flapped) markFlapper(st, nowMs);
   suspendProbes(st, cfg, nowMs, sig.completedEpoch, budgetMs);
 }
 
@@ -228,27 +240,6 @@ function suspendProbes(st: ProcState, cfg: Tier1Config, nowMs: number, completed
   // Credit from the bucket the probes resume in (the primary got no traffic in it before
   // then), never the bucket being written now: leaving the resume bucket out cost a second.
   st.probeEpoch = Math.max(completedEpoch + 1, Math.floor(st.probeResumeMs / COUNT_BUCKET_MS) - 1);
-}
-
-/** The streak's current suspension: base, 2·base, 4·base … capped. */
-export function suspensionMs(st: ProcState, cfg: Tier1Config): number {
-  return Math.min(cfg.probeBackoffBaseMs * 2 ** (Math.max(1, st.trips) - 1), cfg.probeBackoffMaxMs);
-}
-
-/**
- * How long a probe phase must stay clean at the bottom of the ladder before it may climb:
- * 0 after a first failover (an outage that ends should get its traffic back in seconds), the
- * streak's suspension times PROBATION_FACTOR once the processor has failed again after a
- * recovery (trips ≥ 2): 40, 80, 160 s … (capped at probeBackoffMaxMs). A flapping processor
- * that climbed straight back met its next down period with its whole share (a re-trip costs a
- * run of failures, ~50 at 20 tx/s when it fails 60% of payments), while at the bottom step a
- * down period costs a failed probe or two; so it must first stay up for longer than it
- * flapped. With twice the suspension, 30-40 s up periods still let it back in (and out).
- */
-export const PROBATION_FACTOR = 4;
-
-export function probationMs(st: ProcState, cfg: Tier1Config): number {
-  return st.trips >= 2 ? Math.min(PROBATION_FACTOR * suspensionMs(st, cfg), cfg.probeBackoffMaxMs) : 0;
 }
 
 /**
@@ -285,11 +276,15 @@ function stepFailedOver(
   // round at once (a healthy one fails its first probe 2% of the time, and loses one round).
   const deadOnArrival = k > 0 && st.probeOk === 0;
   if (deadOnArrival || isBurst(stepTech, stepN, cfg) || failing) {
-    failRound(st, cfg, nowMs, sig); // a burst: drop back, suspend again
+    // A step credibly above the failover threshold after clean batches took the processor up
+    // the ladder: it came back and went down again, a flapper (backoff.ts markFlapper). Two
+    // stray errors early in the top step (a healthy processor's burst) are not that evidence.
+    const flapped = st.probeStep > 0 && probAbove(cfg.degradeThreshold, stepTech, stepN) >= cfg.failoverConfidence;
+    failRound(st, cfg, nowMs, sig, flapped); // a burst: drop back, suspend again
     return;
   }
   if (stepN < cfg.minProbeSamples) return;
-  if (st.probeStep === 0 && nowMs < st.probeResumeMs + probationMs(st, cfg)) return; // a flapper's probation
+  if (st.probeStep === 0 && inProbation(st, cfg, nowMs)) return; // a flapper's probation
   if (st.probeStep < TOP_PROBE_STEP) {
     // A clean batch: one step up the ladder; the next batch is what arrives at the new share.
     st.probeStep += 1;
