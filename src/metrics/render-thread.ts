@@ -14,9 +14,14 @@ import type { CatalogueEntry } from './label-catalogue.js';
 import type { FromRenderThread, RenderRequest, RenderTenantRef, RenderThreadData } from './render-protocol.js';
 import { lazyPlain, type Scrape } from './scrape-cache.js';
 
-/** A rendering of 26 MB takes ~0.3-0.6 s on the thread; far longer means it is stuck. */
-export const RENDER_TIMEOUT_MS = 15_000;
-const START_TIMEOUT_MS = 15_000;
+/**
+ * A rendering of 26 MB takes ~0.3-0.6 s of the thread's CPU; far longer means it is stuck. Not
+ * much shorter: on a saturated core the niced thread may wait many seconds for its turn, and
+ * rendering on the front thread then (the fallback) would slow the routes the niceness protects
+ * (scrapes wait instead, up to SERVICE_REQUEST_TIMEOUT_MS, then get 503 with Retry-After).
+ */
+export const RENDER_TIMEOUT_MS = 60_000;
+const START_TIMEOUT_MS = 60_000;
 export const RESTART_DELAY_MS = 1000;
 const MAX_RESTART_DELAY_MS = 60_000;
 /** Nice value added to the render thread (Linux): the front thread's routes come first. */
