@@ -151,9 +151,13 @@ async function scraperChild(url: string): Promise<void> {
   process.send!({ scrapes, errors, bytes }, () => process.exit(0));
 }
 
+/** Size of the plain text (the first scrape starts the render thread; on a busy core it may take past the request timeout). */
 async function plainBytes(url: string): Promise<number> {
-  const r = await fetch(`${url}/metrics/`, { headers: { 'accept-encoding': 'identity' } });
-  return (await r.arrayBuffer()).byteLength;
+  for (let attempt = 1; ; attempt++) {
+    const r = await fetch(`${url}/metrics/`, { headers: { 'accept-encoding': 'identity' } });
+    const bytes = (await r.arrayBuffer()).byteLength;
+    if (r.status === 200 || attempt === 3) return r.status === 200 ? bytes : NaN;
+  }
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

@@ -102,7 +102,7 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
   const decisions = new DecisionLog({ store, tables, tenants });
   // /metrics/: the per-rule families are rendered on the metrics render thread (started at the
   // first scrape), or on the front thread in slices while it is down.
-  const renderThread = new RenderThread();
+  const renderThread = new RenderThread({ niceIncrement: config.metricsRenderNice });
   const renderer = new ScrapeRenderer(metrics, tables, tenants, renderThread);
   const scrapes = new ScrapeCache(() => renderer.render());
   const app: AppContext = { config, version: packageVersion(), store, tables, tenants, rules, metrics, scrapes, engine, audit, decisions, leadership: cluster };

@@ -24,7 +24,7 @@ export const RENDER_TIMEOUT_MS = 60_000;
 const START_TIMEOUT_MS = 60_000;
 export const RESTART_DELAY_MS = 1000;
 const MAX_RESTART_DELAY_MS = 60_000;
-/** Nice value added to the render thread (Linux): the front thread's routes come first. */
+/** Nice value added to the render thread (Linux) by default (SERVICE_METRICS_RENDER_NICE): the front thread's routes come first. */
 export const RENDER_NICE_INCREMENT = 10;
 
 export interface RenderThreadOptions {
