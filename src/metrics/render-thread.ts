@@ -83,11 +83,7 @@ export class RenderThread {
    * on the thread. Rejects when the thread is not available or fails.
    */
   async render(front: string, tenants: readonly CatalogueEntry[], segments: readonly SharedArrayBuffer[]): Promise<Scrape> {
-    if (!this.available()) throw new Error('metrics render thread is down');
-    if (this.#worker === null) this.spawn();
-    const w = this.#worker!;
-    await this.#ready;
-    if (this.#worker !== w) throw new Error('metrics render thread failed while starting');
+    const w = await this.started();
     const refs: RenderTenantRef[] = tenants.map((t) => {
       const fresh = this.sentVersions.get(t.rules.tenantId) !== t.version;
       if (fresh) this.sentVersions.set(t.rules.tenantId, t.version);
@@ -103,6 +99,16 @@ export class RenderThread {
       this.pending.set(msg.id, { resolve, reject, timer });
       w.postMessage(msg);
     });
+  }
+
+  /** The running thread, started first if there is none (rejects when it is down or fails to start). */
+  async started(): Promise<Worker> {
+    if (!this.available()) throw new Error('metrics render thread is down');
+    if (this.#worker === null) this.spawn();
+    const w = this.#worker!;
+    await this.#ready;
+    if (this.#worker !== w) throw new Error('metrics render thread failed while starting');
+    return w;
   }
 
   /** Ends the thread for good (service stop). */

@@ -50,17 +50,22 @@ export class ScrapeRenderer {
   }
 
   async render(): Promise<Scrape> {
-    const front = await this.metrics.registry.metrics();
-    const tenants = this.catalogue.entries();
+    let front: string | null = null;
     if (this.thread.available()) {
       try {
-        const scrape = await this.thread.render(front, tenants, this.tables.segments().rules);
+        // The registry part once the thread is up (the first scrape starts it), so that both
+        // parts of the text are of the same moment.
+        await this.thread.started();
+        front = await this.metrics.registry.metrics();
+        const scrape = await this.thread.render(front, this.catalogue.entries(), this.tables.segments().rules);
         this.renderings.inc({ thread: 'render' });
         return scrape;
       } catch {
         // Logged by the thread's supervisor; this rendering is done here instead.
       }
     }
+    front ??= await this.metrics.registry.metrics();
+    const tenants = this.catalogue.entries();
     const scrape = await renderSliced(
       (function* (segs) {
         yield front;

@@ -93,7 +93,8 @@ describe('the metrics render thread in the server', () => {
     expect(byThread.text).toMatch(/^service_metrics_render_thread_up 1$/m);
     expect(byThread.text).toContain('service_processor_outcomes_total{rule_id="r3",processor_id="p3",tenant_id="acme",result="decline"} 1\n');
     expect(byThread.text).toMatch(/^service_bandit_weight\{rule_id="r2",processor_id="s2",tenant_id="acme"\} /m);
-    expect(byThread.text).toMatch(/^service_processor_routed_total\{rule_id="r4",processor_id="p0",tenant_id="beta"\} 1$/m);
+    // One route to beta's r4: its primary (weight 0.9) or its secondary.
+    expect(byThread.text).toMatch(/^service_processor_routed_total\{rule_id="r4",processor_id="(p0|s1)",tenant_id="beta"\} 1$/m);
 
     // The thread dies. The next rendering cannot wait for its replacement (1 s later): it is
     // done on the front thread. (Retried if a rendering met the replacement already.)
