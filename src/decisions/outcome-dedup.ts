@@ -2,7 +2,8 @@
  * The transaction ids of the last `capacity` outcomes reported with one, across tenants, so a
  * repeated report (a client retry) is counted once. Memory is bounded by `capacity`: the
  * oldest id is forgotten when a new one comes in. A Set per tenant answers the outcome path
- * in O(1) without building a key string.
+ * in O(1) without building a key string. The ring's arrays grow with the ids that come in (an
+ * append until the ring first wraps) instead of holding 4 MB from the start.
  */
 import type { Tenant } from '../tenants/tenant.js';
 
@@ -13,8 +14,8 @@ export class OutcomeDedup {
   private next = 0;
 
   constructor(readonly capacity: number) {
-    this.ringTenants = new Array(capacity).fill(undefined);
-    this.ringIds = new Array(capacity).fill(undefined);
+    this.ringTenants = [];
+    this.ringIds = [];
   }
 
   has(tenant: Tenant, txId: string): boolean {

@@ -18,24 +18,26 @@ const HEADER = 5; // version, primary share, source, failure probabilities
 export const CHECKPOINT_LENGTH = HEADER + ROWS;
 
 export function snapshotRule(tables: SharedTables, slot: number): Float64Array {
-  const seg = ruleSegment(tables.ruleSegs, slot);
-  const i = ruleIndex(slot);
-  const d = readDecision(seg, i, {
-    primaryShare: 0,
-    source: DecisionSource.Rules,
-    failProbPrimary: NaN,
-    failProbSecondary: NaN,
-  });
   const out = new Float64Array(CHECKPOINT_LENGTH);
-  out[0] = CHECKPOINT_VERSION;
-  out[1] = d.primaryShare;
-  out[2] = d.source;
-  out[3] = d.failProbPrimary;
-  out[4] = d.failProbSecondary;
-  const pb = processorRowOffset(slot, 0);
-  out.set(seg.procF64.subarray(pb, pb + ROWS), HEADER);
+  snapshotRuleInto(tables, slot, out, 0);
   return out;
 }
+
+/** snapshotRule into `out` from `offset` (CHECKPOINT_LENGTH values): many rules in one buffer. */
+export function snapshotRuleInto(tables: SharedTables, slot: number, out: Float64Array, offset: number): void {
+  const seg = ruleSegment(tables.ruleSegs, slot);
+  const i = ruleIndex(slot);
+  const d = readDecision(seg, i, scratch);
+  out[offset] = CHECKPOINT_VERSION;
+  out[offset + 1] = d.primaryShare;
+  out[offset + 2] = d.source;
+  out[offset + 3] = d.failProbPrimary;
+  out[offset + 4] = d.failProbSecondary;
+  const pb = processorRowOffset(slot, 0);
+  out.set(seg.procF64.subarray(pb, pb + ROWS), offset + HEADER);
+}
+
+const scratch: DecisionFields = { primaryShare: 0, source: DecisionSource.Rules, failProbPrimary: NaN, failProbSecondary: NaN };
 
 /** Returns false (and changes nothing) when `data` is not a snapshot of this version. */
 export function restoreRule(tables: SharedTables, slot: number, data: Float64Array): boolean {

@@ -3,14 +3,14 @@
  * the text followed by the per-rule families, read straight from the shared tables, and
  * compresses it, so that the bulk of a scrape (26 MB of text at 20,000 active rules at Tier 3)
  * costs the front thread nothing but posting a request and sending the compressed bytes (only
- * those are handed back: see Scrape in scrape-cache.ts). It lowers its own
- * scheduling priority first: when the server has one core, the route path wins it.
+ * those are handed back: see Scrape in scrape-cache.ts). It lowers its own scheduling
+ * priority first, as the evaluation pool's threads do (engine/worker/priority.ts): when the
+ * server has one core, the route path wins it.
  * It keeps each tenant's rule columns between renderings (sent again only when they change).
  */
-import { readlinkSync } from 'node:fs';
-import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { gzipSync } from 'node:zlib';
+import { lowerThreadPriority } from '../engine/worker/priority.js';
 import { ruleSegmentViews, type RuleSegmentViews } from '../shm/layout.js';
 import type { FromRenderThread, RenderRequest, RenderThreadData } from './render-protocol.js';
 import { ruleFamilyChunks, type RenderTenant, type RuleColumns } from './rule-families.js';
@@ -18,18 +18,6 @@ import { ruleFamilyChunks, type RenderTenant, type RuleColumns } from './rule-fa
 const port = parentPort!;
 const segs: RuleSegmentViews[] = [];
 const catalogue = new Map<string, { version: number; rules: RuleColumns }>();
-
-/** Lowers this thread's priority (Linux: a thread has its own nice value, set by its tid). Returns the new nice value. */
-function lowerPriority(increment: number): number | null {
-  if (process.platform !== 'linux' || increment <= 0) return null;
-  try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop()); // "<pid>/task/<tid>"
-    setPriority(tid, Math.min(19, getPriority(tid) + increment));
-    return getPriority(tid);
-  } catch {
-    return null; // not allowed or no /proc: the thread runs at the process's priority
-  }
-}
 
 /**
  * The text's bytes, in one buffer kept from one rendering to the next (grown when needed): the
@@ -89,5 +77,6 @@ port.on('message', (m: RenderRequest) => {
   if (reply.type === 'rendered') port.postMessage(reply, [reply.gzip]);
 });
 
-const nice = lowerPriority((workerData as RenderThreadData).niceIncrement);
+const { niceIncrement } = workerData as RenderThreadData;
+const nice = niceIncrement > 0 ? (lowerThreadPriority(niceIncrement)?.nice ?? null) : null;
 port.postMessage({ type: 'ready', nice } satisfies FromRenderThread);

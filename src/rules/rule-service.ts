@@ -13,6 +13,7 @@ import { log } from '../log.js';
 import { attributeIssues, padAttributes } from '../routing/attributes.js';
 import type { RuleInput, RulePatch } from '../schemas/rules.js';
 import { carryEngineState } from './carry-state.js';
+import { compactRecord } from './compact-record.js';
 import type { OverrideService } from '../overrides/override-service.js';
 import type { SharedTables } from '../shm/tables.js';
 import { StoreConflict, type Collection, type Store } from '../store/store.js';
@@ -129,7 +130,16 @@ export class RuleService {
     return n;
   }
 
-  private goLive(tenant: Tenant, record: RuleRecord): void {
+  /**
+   * The record a live rule keeps: the compact copy (compact-record.ts), unless the store keeps
+   * its own object, which is then shared (and compared by identity in syncRule).
+   */
+  private liveRecord(record: RuleRecord): RuleRecord {
+    return this.records.retainsValues === true ? record : compactRecord(record);
+  }
+
+  private goLive(tenant: Tenant, stored: RuleRecord): void {
+    const record = this.liveRecord(stored);
     const slot = this.tables.allocRule(record.primary_weight, record.primary_id === record.secondary_id);
     const rule: LiveRule = { record, slot, runStartedAt: [0, 0], override: null };
     this.overrides?.applyTo(tenant, rule);
@@ -323,7 +333,8 @@ export class RuleService {
    * sees the rule missing), in a fresh slot that carries over the engine state of the
    * processors that stay. Call only while no evaluation task reads the tenant's slots.
    */
-  private swap(tenant: Tenant, live: LiveRule, after: RuleRecord): void {
+  private swap(tenant: Tenant, live: LiveRule, stored: RuleRecord): void {
+    const after = this.liveRecord(stored);
     const slot = this.tables.allocRule(after.primary_weight, after.primary_id === after.secondary_id);
     const next: LiveRule = { record: after, slot, runStartedAt: [0, 0], override: null };
     carryEngineState(this.tables, live, next);

@@ -27,6 +27,12 @@ export interface Collection<V> {
   remove(tenantId: string, id: string): Promise<boolean>;
   /** Removes every entry of every tenant (a rotating generation of decision records). */
   clear(): Promise<void>;
+  /**
+   * True when the store keeps every value in memory and each read returns that same object
+   * (PostgreSQL's in-memory copy): a caller keeping values long holds the store's object
+   * rather than a copy of its own. Absent: each read decodes a new object (LMDB).
+   */
+  readonly retainsValues?: boolean;
 }
 
 /** An append-only, time-ordered per-tenant log (failover audit trail, deliveries). */

@@ -36,6 +36,8 @@ export interface DeliveryThreadOptions {
 export class DeliveryThread {
   #worker: Worker | null = null;
   #state: ThreadState = 'new';
+  /** A dead thread's restart is waiting for its delay: ensure() leaves it to the restart. */
+  #restarting = false;
   private onStopped: (() => void) | null = null;
   private readonly workerOptions: DeliveryWorkerOptions;
   private readonly workerUrl: URL;
@@ -67,10 +69,19 @@ export class DeliveryThread {
     return this.#worker;
   }
 
+  /**
+   * Deliveries may be handed over from now on. The thread itself starts with the first
+   * webhook or delivery (ensure): a service without webhooks runs none. It is a whole
+   * Node.js environment with undici loaded, ~20 MB of the process's memory.
+   */
   start(): void {
     if (this.#state !== 'new') return;
     this.#state = 'running';
-    this.spawn();
+  }
+
+  /** Starts the thread unless one runs (or a restart is due): before a delivery, and when a webhook exists. */
+  ensure(): void {
+    if (this.#state === 'running' && this.#worker === null && !this.#restarting) this.spawn();
   }
 
   /**
@@ -96,6 +107,7 @@ export class DeliveryThread {
 
   /** Hands a pending delivery to the thread (a resumed one continues its series). */
   deliver(tenantId: string, hook: WebhookRecord, rec: DeliveryRecord): void {
+    this.ensure();
     const attemptsMade = rec.attempts.filter((a) => a.series === rec.series).length;
     this.post({
       type: 'deliver',
@@ -147,7 +159,9 @@ export class DeliveryThread {
       }
       if (this.#state !== 'running') return;
       log.error('webhook delivery thread exited; restarting it', { code });
+      this.#restarting = true;
       setTimeout(() => {
+        this.#restarting = false;
         if (this.#state !== 'running' || this.#worker) return;
         this.spawn();
         this.opts.onRestart();

@@ -84,11 +84,15 @@ export class WebhookDispatcher {
 
   // ───────────────────────────── lifecycle ─────────────────────────────
 
-  /** Loads the webhooks, starts the delivery thread and resumes pending deliveries. */
+  /**
+   * Loads the webhooks, starts the delivery thread (when there is a webhook: otherwise with
+   * the first one created) and resumes pending deliveries.
+   */
   async start(): Promise<void> {
     if (this.thread.state !== 'new') return;
     const hooks = this.registry.load();
     this.thread.start();
+    if (hooks > 0) this.thread.ensure();
     const resumed = this.deliveries.resume(
       (tenantId, webhookId) => this.registry.find(tenantId, webhookId),
       (tenantId, hook, rec) => this.thread.deliver(tenantId, hook, rec),
@@ -157,8 +161,11 @@ export class WebhookDispatcher {
     return this.registry.get(tenantId, webhookId);
   }
 
-  create(tenantId: string, input: WebhookInput): Promise<WebhookRecord> {
-    return this.registry.create(tenantId, input);
+  async create(tenantId: string, input: WebhookInput): Promise<WebhookRecord> {
+    const hook = await this.registry.create(tenantId, input);
+    // Started now rather than at the first event: its first delivery does not wait for a thread start.
+    this.thread.ensure();
+    return hook;
   }
 
   update(tenantId: string, webhookId: string, patch: WebhookPatch): Promise<WebhookRecord> {

@@ -5,12 +5,17 @@
  * The per-rule pipeline is rule.ts, the stage list stages.ts.
  */
 import { performance } from 'node:perf_hooks';
+import { isMainThread } from 'node:worker_threads';
 import type { Transition } from '../transitions.js';
 import type { EvaluateResult, EvaluateTask } from '../protocol.js';
 import { evaluateRule, refreshHealth, takeFollowUp } from './rule.js';
 import type { RuleStage } from '../../tiers/stage.js';
 import { STAGES } from './stages.js';
 import { viewsFor } from './views.js';
+import { lowerThreadPriority } from './priority.js';
+
+// In a pool thread only: benches and tests import this module on their main thread too.
+if (!isMainThread) lowerThreadPriority();
 
 export default function evaluate(task: EvaluateTask): EvaluateResult {
   return evaluateWith(task, STAGES);

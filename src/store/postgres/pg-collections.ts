@@ -18,6 +18,8 @@ export interface PgWrites {
 export type Op = { kind: 'put' | 'insert' | 'remove'; c: PgCollection<unknown>; tenantId: string; id: string; value?: unknown };
 
 export class PgCollection<V> implements Collection<V> {
+  /** Reads are served from memory (memory.ts): the same object each time. */
+  readonly retainsValues = true;
   constructor(
     readonly name: string,
     readonly mem: MemoryCollection<V>,

@@ -1,0 +1,40 @@
+/**
+ * The evaluation pool's threads run at a lower scheduling priority than the front thread
+ * (src/engine/worker/priority.ts), so that on a busy core routes win it: checked on the real
+ * server through /proc (Linux), thread by thread.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { availableParallelism, getPriority } from 'node:os';
+import { afterAll, describe, expect, it } from 'vitest';
+import { POOL_THREAD_NICE_INCREMENT } from '../../src/engine/worker/priority.js';
+import { startServer, stopAllServers } from '../helpers/server.js';
+
+afterAll(stopAllServers);
+
+/** Nice value of every thread of `pid`, by thread id (field 19 of /proc/<pid>/task/<tid>/stat). */
+function threadNice(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields from 3 on
+    out.set(Number(tid), Number(fields[19 - 3]));
+  }
+  return out;
+}
+
+const base = getPriority(0); // the server inherits this process's nice value
+const onLinux = process.platform === 'linux' && base + 1 <= 19;
+
+describe.skipIf(!onLinux)('pool thread priority', () => {
+  it('lowers the pool threads only: the front thread and the other threads keep the process priority', async () => {
+    const s = await startServer();
+    expect((await s.request('GET', '/ready')).status).toBe(200); // the pool has answered a task
+    const pid = s.proc.pid!;
+    const nice = threadNice(pid);
+    expect(nice.get(pid)).toBe(base); // the front thread (its id is the process id)
+    const lowered = [...nice].filter(([, n]) => n !== base);
+    const poolThreads = Math.max(1, availableParallelism() - 1);
+    expect(lowered).toHaveLength(poolThreads);
+    for (const [, n] of lowered) expect(n).toBe(Math.min(19, base + POOL_THREAD_NICE_INCREMENT));
+  });
+});

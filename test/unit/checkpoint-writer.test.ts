@@ -1,0 +1,112 @@
+/**
+ * The engine's checkpoints are written in slices (src/engine/checkpoint-writer.ts): the front
+ * thread gets a turn between slices, each rule's snapshot is the one taken when the
+ * checkpoint was asked for, a rule deleted meanwhile is not written, and a tenant is
+ * checkpointed at most once per gap.
+ */
+import { describe, expect, it } from 'vitest';
+import { CHECKPOINT_LENGTH, snapshotRule } from '../../src/engine/checkpoint.js';
+import { CheckpointWriter } from '../../src/engine/checkpoint-writer.js';
+import { PF_STATUS, PF_SUCCESS_RATE, RI_WINDOW_PRIMARY } from '../../src/shm/layout.js';
+import { processorRowOffset, ruleI32Base, ruleSegment } from '../../src/shm/slots.js';
+import { SharedTables } from '../../src/shm/tables.js';
+import type { Collection } from '../../src/store/store.js';
+import { Tenant, settingsForTier } from '../../src/tenants/tenant.js';
+import { toRecord } from '../../src/rules/rule-service.js';
+
+/** A collection whose put costs ~20 µs of this thread, as encoding a snapshot does. */
+function slowCollection() {
+  const puts: { id: string; value: number[]; turn: number }[] = [];
+  let turn = 0;
+  const tick = () => {
+    turn++;
+    setImmediate(tick).unref();
+  };
+  tick();
+  const c = {
+    put(_t: string, id: string, value: number[]) {
+      const until = performance.now() + 0.02;
+      while (performance.now() < until);
+      puts.push({ id, value, turn });
+      return Promise.resolve();
+    },
+  } as unknown as Collection<number[]>;
+  return { c, puts };
+}
+
+function tenantWith(tables: SharedTables, n: number, active: (i: number) => boolean): Tenant {
+  const t = new Tenant('t', settingsForTier(1, false));
+  for (let i = 0; i < n; i++) {
+    const record = toRecord({ rule_id: `r${i}`, attributes: [`C${i}`, 'USD', 'card'], primary_id: 'a', secondary_id: 'b' }, new Date());
+    const slot = tables.allocRule(0.9, false);
+    if (active(i)) {
+      ruleSegment(tables.ruleSegs, slot).ruleI32[ruleI32Base(slot) + RI_WINDOW_PRIMARY] = 0;
+      ruleSegment(tables.ruleSegs, slot).procF64[processorRowOffset(slot, 0) + PF_SUCCESS_RATE] = i / n;
+    }
+    t.addRule({ record, slot, runStartedAt: [0, 0], override: null });
+  }
+  return t;
+}
+
+const settle = async (w: CheckpointWriter) => {
+  while (w.writing('t')) await new Promise((r) => setImmediate(r));
+};
+
+describe('CheckpointWriter', () => {
+  it('writes a large tenant over many turns of the event loop, only the rules with traffic', async () => {
+    const tables = new SharedTables();
+    const tenant = tenantWith(tables, 3000, (i) => i % 3 !== 2);
+    const { c, puts } = slowCollection();
+    const w = new CheckpointWriter({ tables, checkpoints: c, track: () => {}, minGapMs: 1000 });
+    expect(w.request(tenant)).toBe(true);
+    // The call returned after one slice, not after 2,000 writes (~40 ms of work).
+    expect(puts.length).toBeGreaterThan(0);
+    expect(puts.length).toBeLessThan(2000);
+    await settle(w);
+    expect(puts.length).toBe(2000);
+    expect(new Set(puts.map((p) => p.turn)).size).toBeGreaterThan(5);
+    expect(w.stats.slices).toBeGreaterThan(5);
+    const r4 = puts.find((p) => p.id === 'r4')!;
+    expect(r4.value).toHaveLength(CHECKPOINT_LENGTH);
+    expect(Array.isArray(r4.value)).toBe(true);
+    expect(r4.value).toEqual(Array.from(snapshotRule(tables, tenant.rules.get('r4')!.slot)));
+  });
+
+  it('writes the snapshot taken when asked, skips a rule deleted meanwhile, and keeps the gap', async () => {
+    let now = 0;
+    const tables = new SharedTables();
+    const tenant = tenantWith(tables, 3000, () => true);
+    const { c, puts } = slowCollection();
+    const w = new CheckpointWriter({ tables, checkpoints: c, track: () => {}, minGapMs: 1000, now: () => now });
+    w.request(tenant);
+    const last = tenant.rules.get('r2999')!;
+    ruleSegment(tables.ruleSegs, last.slot).procF64[processorRowOffset(last.slot, 0) + PF_STATUS] = 2; // changed after the request
+    tenant.removeRule('r2998');
+    now = 500;
+    expect(w.request(tenant)).toBe(false); // one running, and within the gap
+    await settle(w);
+    expect(puts.find((p) => p.id === 'r2998')).toBeUndefined();
+    expect(puts.find((p) => p.id === 'r2999')!.value[5 + PF_STATUS]).toBe(0);
+    expect(puts).toHaveLength(2999);
+    now = 999;
+    expect(w.request(tenant)).toBe(false);
+    now = 1000;
+    expect(w.request(tenant)).toBe(true);
+    await settle(w);
+    expect(puts).toHaveLength(2 * 2999);
+  });
+
+  it('writeNow writes everything at once and cancels a running checkpoint', async () => {
+    const tables = new SharedTables();
+    const tenant = tenantWith(tables, 3000, () => true);
+    const { c, puts } = slowCollection();
+    const w = new CheckpointWriter({ tables, checkpoints: c, track: () => {}, minGapMs: 0 });
+    w.request(tenant);
+    const first = puts.length;
+    w.writeNow(tenant);
+    expect(puts.length).toBe(first + 3000);
+    expect(w.writing('t')).toBe(false);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(puts.length).toBe(first + 3000);
+  });
+});
