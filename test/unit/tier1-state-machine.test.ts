@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ProcessorStatus } from '../../src/shm/layout.js';
+import { ManualCommand, ProcessorStatus } from '../../src/shm/layout.js';
+import { applyManualCommand } from '../../src/tiers/tier1/manual.js';
 import { resolveTier1Config } from '../../src/tiers/tier1/config.js';
 import { newProcHealth } from '../../src/tiers/tier1/health.js';
 import { FOLLOW_UP_MARGIN_MS, TOP_PROBE_STEP, followUpAt, tier1Overrides, tier1Share } from '../../src/tiers/tier1/share.js';
@@ -303,7 +304,7 @@ describe('state machine', () => {
     const recovered = (agoMs: number): ProcState => {
       const st = newProcState();
       step(st, sig({ run: 10 }), Role.Primary, T0);
-      return Object.assign(st, { status: ProcessorStatus.Healthy, recoveredAtMs: T0 + 30_000 - agoMs });
+      return Object.assign(st, { status: ProcessorStatus.Healthy, recoveredAtMs: T0 + 30_000 - agoMs, probeOk: 30 });
     };
     const watched = (n: number, errors: number): Signals => {
       const s = sig({ n, errors, nowMs: T0 + 30_000 });
@@ -426,7 +427,8 @@ describe('tier 1 share', () => {
 
   it('the hold after a recovery: recoveryHoldShare of the configured share for recoveryHoldMs, Tier 1 overriding; then the configured split', () => {
     const up = state(ProcessorStatus.Healthy);
-    const justBack = state(ProcessorStatus.Healthy, { recoveredAtMs: now - 1000 });
+    // Recovered on probes 1 s ago (their counts stay until the next trip).
+    const justBack = state(ProcessorStatus.Healthy, { recoveredAtMs: now - 1000, probeOk: 30 });
     expect(cfg.recoveryHoldShare).toBe(0.5);
     expect(tier1Share(justBack, up, h(0, 0), h(0, 0), 0.8, false, cfg, now)).toBeCloseTo(0.4, 12);
     expect(tier1Overrides(justBack, up, false, cfg, now)).toBe(true);
@@ -442,12 +444,25 @@ describe('tier 1 share', () => {
     // The hold is part of the watch: a shorter watch ends it.
     const shortWatch = resolveTier1Config({ watchMs: 500 });
     expect(tier1Share(justBack, up, h(0, 0), h(0, 0), 0.8, false, shortWatch, now)).toBe(0.8);
+    // A manual recovery (no probe counts): not held.
+    expect(tier1Share(state(ProcessorStatus.Healthy, { recoveredAtMs: now - 1000 }), up, h(0, 0), h(0, 0), 0.8, false, cfg, now)).toBe(0.8);
     // No hold configured, or failed over again: not held.
     const noHold = resolveTier1Config({ recoveryHoldMs: 0 });
     expect(tier1Share(justBack, up, h(0, 0), h(0, 0), 0.8, false, noHold, now)).toBe(0.8);
     expect(tier1Overrides(justBack, up, false, noHold, now)).toBe(false);
     const again = state(ProcessorStatus.FailedOver, { recoveredAtMs: now - 1000, probeResumeMs: now + 5000 });
     expect(tier1Share(again, up, h(6000, 0), h(0, 0), 0.8, false, cfg, now)).toBe(0);
+  });
+
+  it('a manual recovery is not held: the configured weight at once (the watch still applies)', () => {
+    const up = state(ProcessorStatus.Healthy);
+    const st = state(ProcessorStatus.FailedOver, { probeOk: 12, probeTech: 1, probeStep: 2, trips: 1 });
+    const out: StatusChange[] = [];
+    applyManualCommand(ManualCommand.Recover, st, Role.Primary, 0.05, cfg, now, out);
+    expect(out.map((c) => c.event)).toEqual(['failover.recovered', 'processor.healthy']);
+    expect(tier1Share(st, up, h(0, 0), h(0, 0), 0.8, false, cfg, now + 1000)).toBe(0.8);
+    expect(tier1Overrides(st, up, false, cfg, now + 1000)).toBe(false);
+    expect(followUpAt(st, cfg, now + 1000)).toBeLessThan(Infinity); // on the watch
   });
 
   it('both failed: the lower posterior-mean error rate wins; a tie goes to the secondary', () => {

@@ -33,10 +33,12 @@ export function onWatch(st: ProcState, cfg: Tier1Config, nowMs: number): boolean
  * Why: the watch makes a flapper's re-trip cost a second or two of traffic, but at its whole
  * share; a processor that comes back and goes down again within the hold costs half of that.
  * A single outage that ends pays with its last half share arriving `recoveryHoldMs` later
- * (healthy and the first half are not delayed).
+ * (healthy and the first half are not delayed). Only a recovery on probes is held.
  */
 export function onHold(st: ProcState, cfg: Tier1Config, nowMs: number): boolean {
-  return onWatch(st, cfg, nowMs) && nowMs - st.recoveredAtMs < cfg.recoveryHoldMs;
+  // probeOk: the recovery was earned on probes (their counts stay until the next trip); a
+  // manual recovery clears them (manual.ts): the operator's word is not held.
+  return onWatch(st, cfg, nowMs) && nowMs - st.recoveredAtMs < cfg.recoveryHoldMs && st.probeOk > 0;
 }
 
 /**
