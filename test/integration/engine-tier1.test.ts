@@ -60,9 +60,11 @@ describe('Tier 1 failover through the API', () => {
   it('a run of technical failures fails the primary over within about a second', async () => {
     const t0 = Date.now();
     await report(s, 'us_card', 'stripe', 12, false, 'timeout');
+    // The pool thread writes the processor's status, then publishes the rule's decision: a read
+    // between the two (a few ms on a loaded machine) sees failed_over with the old decision.
     const h = await until('failover', async () => {
       const r = await s.request('GET', '/v1/health/us_card');
-      return r.json.primary.status === 'failed_over' && r.json;
+      return r.json.primary.status === 'failed_over' && r.json.decision.processor_id === 'adyen' && r.json;
     });
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect(h.decision.processor_id).toBe('adyen');
@@ -160,6 +162,8 @@ describe('tier configuration', () => {
     // The watch after a recovery: its length and smallest sample; its horizons are not a tenant setting.
     expect(r.json.thresholds).toMatchObject({ watch_ms: 60000, watch_min_samples: 10 });
     expect(r.json.thresholds).not.toHaveProperty('watch_horizons_ms');
+    // The hold after a recovery on probes: its length and the share of the configured weight.
+    expect(r.json.thresholds).toMatchObject({ recovery_hold_ms: 15000, recovery_hold_share: 0.5 });
   });
 
   it('toggles apply at once, together or apart, and persist', async () => {
@@ -192,6 +196,9 @@ describe('tier configuration', () => {
       [{ bandit_enabled: false, thresholds: { degrade_threshold: -1 } }, 'thresholds.degrade_threshold'],
       [{ thresholds: { watch_ms: -1 } }, 'thresholds.watch_ms'],
       [{ thresholds: { watch_min_samples: 2.5 } }, 'thresholds.watch_min_samples'],
+      [{ thresholds: { recovery_hold_ms: -1 } }, 'thresholds.recovery_hold_ms'],
+      [{ thresholds: { recovery_hold_share: 0 } }, 'thresholds.recovery_hold_share'],
+      [{ thresholds: { recovery_hold_share: 1.5 } }, 'thresholds.recovery_hold_share'],
       [{ error_codes: { decline: ['x'], technical: ['x'] } }, 'error_codes'],
     ];
     for (const [body, field] of cases) {
