@@ -11,15 +11,24 @@
  * closed connection is the safe answer; a 400 followed by a served smuggled request is not.
  *
  * One pass over the headers with a module-level visitor (no closure per request); only run
- * for methods that carry a body.
+ * for methods that carry a body. The pass also keeps the first Content-Length and X-API-Key
+ * values (what getHeader would return) for the hot path, which then needs no getHeader call:
+ * the pass has turned every header into strings already.
  */
 import type { HttpRequest } from '@trufflesuite/uws-js-unofficial';
 
 let seen = 0;
 let first = '';
 let conflict = false;
+let apiKey = '';
+let apiKeySeen = false;
 
 function visit(name: string, value: string): void {
+  if (name === 'x-api-key') {
+    if (!apiKeySeen) apiKey = value; // the first, as getHeader: an empty first one is not replaced
+    apiKeySeen = true;
+    return;
+  }
   if (name !== 'content-length') return;
   if (seen++ === 0) first = value;
   else if (value.trim() !== first.trim()) conflict = true;
@@ -30,6 +39,17 @@ export function conflictingContentLength(req: HttpRequest): boolean {
   seen = 0;
   first = '';
   conflict = false;
+  apiKey = '';
+  apiKeySeen = false;
   req.forEach(visit);
   return conflict;
+}
+
+/** After conflictingContentLength(req): the request's first Content-Length and X-API-Key values ('' when absent). */
+export function scannedContentLength(): string {
+  return first;
+}
+
+export function scannedApiKey(): string {
+  return apiKey;
 }

@@ -28,35 +28,45 @@ const MAX_DIGITS = 15;
 
 const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
-/** The keys a body may hold, as strings and bytes (the schema's property names). */
+/** The keys a body may hold (the schema's property names). */
 export class FlatKeys {
   readonly names: readonly string[];
-  private readonly bytes: readonly Uint8Array[];
   constructor(names: readonly string[]) {
     if (names.length > 30) throw new Error('FlatKeys: at most 30 keys (a bit mask marks the ones seen)');
     this.names = names;
-    this.bytes = names.map((n) => Buffer.from(n, 'latin1'));
   }
 
   /** Index of the key spelled by buf[start, end), or -1. */
   indexOf(buf: Uint8Array, start: number, end: number): number {
     const len = end - start;
-    for (let k = 0; k < this.bytes.length; k++) {
-      const b = this.bytes[k];
-      if (b.length !== len || b[0] !== buf[start]) continue;
+    const names = this.names;
+    for (let k = 0; k < names.length; k++) {
+      const name = names[k];
+      if (name.length !== len || name.charCodeAt(0) !== buf[start]) continue;
       let i = 1;
-      while (i < len && b[i] === buf[start + i]) i++;
+      while (i < len && name.charCodeAt(i) === buf[start + i]) i++;
       if (i === len) return k;
     }
     return -1;
   }
 }
 
+/**
+ * The cache slot of buf[start, end): a hash of its length and first, middle and last bytes
+ * (constant time: hashing every byte cost more than the parse; two strings sharing a slot
+ * only cost a decode). Kept within small-integer range.
+ */
+function slotOf(buf: Buffer, start: number, len: number): number {
+  if (len === 0) return 0;
+  const x = len ^ (buf[start] << 7) ^ (buf[start + (len >> 1)] << 14) ^ (buf[start + len - 1] << 21);
+  return (x ^ (x >> 11) ^ (x >> 17)) & (CACHE_SLOTS - 1);
+}
+
 /** The string of printable ASCII in buf[start, end), from the cache when it was seen before. */
-function asciiString(buf: Buffer, start: number, end: number, hash: number): string {
+function asciiString(buf: Buffer, start: number, end: number): string {
   const len = end - start;
   if (len > CACHE_MAX_LENGTH) return buf.toString('latin1', start, end);
-  const slot = hash & (CACHE_SLOTS - 1);
+  const slot = slotOf(buf, start, len);
   const hit = cache[slot];
   if (hit !== undefined && hit.length === len) {
     let i = 0;
@@ -96,16 +106,14 @@ export function parseFlatJson(buf: Buffer, keys: FlatKeys): Record<string, unkno
       let value: unknown;
       if (c === 0x22) {
         const vs = ++i;
-        let h = 0x811c9dc5; // FNV-1a over the bytes, for the string cache
         for (;;) {
           if (i >= n) return undefined;
           const b = buf[i];
           if (b === 0x22) break;
           if (b < 0x20 || b > 0x7e || b === 0x5c) return undefined; // control, non-ASCII, escape
-          h = Math.imul(h ^ b, 0x01000193);
           i++;
         }
-        value = asciiString(buf, vs, i++, h >>> 0);
+        value = asciiString(buf, vs, i++);
       } else if (c >= 0x30 && c <= 0x39) {
         // [0-9]+ (. [0-9]+)?, no leading zero, no exponent: mantissa / 10^fraction digits is
         // then the correctly rounded double JSON.parse gives (both operands exact, one division).

@@ -15,7 +15,7 @@ import { CorsPolicy } from './cors.js';
 import type { Ctx, Endpoint, Method, Reply } from './endpoint.js';
 import { enterUwsCallback, leaveUwsCallback, send, type ResponseState } from './reply.js';
 import { sendStream } from './stream-reply.js';
-import { conflictingContentLength } from './content-length.js';
+import { conflictingContentLength, scannedApiKey, scannedContentLength } from './content-length.js';
 import { decodeBody, mounted, type Mounted } from './decode-body.js';
 import { HotExchange, type ExchangeHost } from './hot-path.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -128,15 +128,15 @@ export class Router implements ExchangeHost {
     const opts = this.opts;
     if (this.draining || opts.rateLimiter.active) return false;
     if (opts.cors.enabled && req.getHeader('origin') !== '') return false;
+    if (conflictingContentLength(req) || Number(scannedContentLength() || '0') > opts.maxBodyBytes) return false;
     let grant = DEV_GRANT;
     if (target.ep.auth && opts.apiKeys !== null) {
-      const key = req.getHeader('x-api-key');
+      const key = scannedApiKey();
       const g = key === '' ? null : opts.apiKeys.lookup(key);
       if (g === null) return false;
       grant = g;
     }
     if (req.getQuery()) return false;
-    if (Number(req.getHeader('content-length') || '0') > opts.maxBodyBytes || conflictingContentLength(req)) return false;
     const x = new HotExchange(this, target, res, template, t0, grant, series);
     this.inFlight++;
     const reader = new BodyReader(opts.maxBodyBytes, x);

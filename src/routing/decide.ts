@@ -19,12 +19,25 @@ const fields: DecisionFields = { primaryShare: 1, source: DecisionSource.Rules, 
 /** What decide() returns: one object, overwritten by the next call (callers read or copy it at once). */
 const decision: RouteDecision = { processor_id: '', weight: 0, fallback_processor_id: '', decision_source: 'rules', failure_probability: null, rule_id: '' };
 
+/** Whether s has no character in the range a-z / A-Z (`from`-`to`) and only ASCII: then s is its own upper / lower case. */
+function asciiWithout(s: string, from: number, to: number): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c > 0x7f || (c >= from && c <= to)) return false;
+  }
+  return true;
+}
+// The usual values are already in their case: kept as they are (toUpperCase() and
+// toLowerCase() return a new string every time, garbage on every route).
+const upper = (s: string) => (asciiWithout(s, 0x61, 0x7a) ? s : s.toUpperCase());
+const lower = (s: string) => (asciiWithout(s, 0x41, 0x5a) ? s : s.toLowerCase());
+
 /** Normalizes the request into trie values; null = the transaction has no value there. */
 export function transactionValues(req: RouteRequest): (string | null)[] {
-  values[0] = req.country.toUpperCase();
-  values[1] = req.currency.toUpperCase();
+  values[0] = upper(req.country);
+  values[1] = upper(req.currency);
   values[2] = req.payment_method ?? 'card';
-  const card = req.card_type?.toLowerCase();
+  const card = req.card_type === undefined ? undefined : lower(req.card_type);
   values[3] = card && card !== WILDCARD ? card : null;
   values[4] = req.transaction_type ?? 'one_time';
   values[5] = req.amount_tier ?? deriveAmountTier(req.amount);

@@ -12,6 +12,7 @@
  * `constructor`) is an ordinary key.
  */
 import { ATTRIBUTE_COUNT, WILDCARD } from './attributes.js';
+import { MatchMemo, NOT_MEMOISED } from './match-memo.js';
 
 type Children<T> = Record<string, Node<T> | undefined>;
 
@@ -38,6 +39,8 @@ export class RuleTrie<T> {
   private readonly root: Node<T> = newNode();
   private nodes = 1;
   private rules = 0;
+  /** Recent answers of match(); dropped on every change (match-memo.ts). */
+  private memo: MatchMemo<T> | null = null;
 
   get totalNodes(): number {
     return this.nodes;
@@ -72,6 +75,7 @@ export class RuleTrie<T> {
     if (node.value !== undefined) return false;
     node.value = value;
     this.rules++;
+    this.memo = null;
     return true;
   }
 
@@ -96,6 +100,7 @@ export class RuleTrie<T> {
     if (node.value === undefined) return false;
     node.value = undefined;
     this.rules--;
+    this.memo = null;
     for (let i = ATTRIBUTE_COUNT; i > 0; i--) {
       const child = path[i];
       if (child.value !== undefined || child.wild || !isEmpty(child.exact)) break;
@@ -112,7 +117,13 @@ export class RuleTrie<T> {
    * position i (normalized), or null when it has none (then only `*` matches there).
    */
   match(values: readonly (string | null)[]): T | undefined {
-    return this.walk(this.root, values, 0);
+    const memo = (this.memo ??= new MatchMemo<T>());
+    const slot = MatchMemo.slotOf(values);
+    const known = memo.find(slot, values);
+    if (known !== NOT_MEMOISED) return known;
+    const found = this.walk(this.root, values, 0);
+    memo.remember(slot, values, found);
+    return found;
   }
 
   private walk(node: Node<T>, values: readonly (string | null)[], depth: number): T | undefined {

@@ -38,10 +38,13 @@ function exchange(parts: string[]): Promise<string> {
   });
 }
 
-function request(path: string, body: string, key: string | null, split = false): Promise<string> {
+/** `key`: the X-API-Key header's value, or several values (one header each), or null for none. */
+function request(path: string, body: string, key: string | string[] | null, split = false, extraHeaders = ''): Promise<string> {
+  const keys = key === null ? [] : Array.isArray(key) ? key : [key];
   const head =
     `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
-    (key === null ? '' : `X-API-Key: ${key}\r\n`) +
+    keys.map((k) => `X-API-Key: ${k}\r\n`).join('') +
+    extraHeaders +
     `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
   if (!split) return exchange([head + body]);
   const b = Buffer.from(body);
@@ -52,9 +55,9 @@ function request(path: string, body: string, key: string | null, split = false):
 let txSeq = 0;
 
 /** The same request on the fast path and on the generic one: identical answers. `{tx}` becomes a new transaction id each time. */
-async function expectSameBothWays(path: string, body: string, key: string | null = KEY, split = false): Promise<string> {
-  const fast = await request(path, body.replace('{tx}', `tx-${++txSeq}`), key, split);
-  const generic = await request(`${path}?generic=1`, body.replace('{tx}', `tx-${++txSeq}`), key, split);
+async function expectSameBothWays(path: string, body: string, key: string | string[] | null = KEY, split = false, extraHeaders = ''): Promise<string> {
+  const fast = await request(path, body.replace('{tx}', `tx-${++txSeq}`), key, split, extraHeaders);
+  const generic = await request(`${path}?generic=1`, body.replace('{tx}', `tx-${++txSeq}`), key, split, extraHeaders);
   expect(fast, `${path} ${body}`).toBe(generic);
   expect(fast).toMatch(/^HTTP\/1\.1 \d{3} /);
   return fast;
@@ -117,6 +120,14 @@ describe('fast path = generic path, byte for byte', () => {
     expect(await expectSameBothWays('/v1/outcome', OUTCOMES[0], KEY, true)).toMatch(/^HTTP\/1\.1 202 /);
     expect(await expectSameBothWays('/v1/route', ROUTES[0], null)).toMatch(/^HTTP\/1\.1 401 /);
     expect(await expectSameBothWays('/v1/route', ROUTES[0], 'wrong-key')).toMatch(/^HTTP\/1\.1 401 /);
+  });
+
+  it('repeated headers: the first X-API-Key counts (as getHeader), the same Content-Length twice is accepted', async () => {
+    expect(await expectSameBothWays('/v1/route', ROUTES[0], [KEY, 'wrong-key'])).toMatch(/^HTTP\/1\.1 200 /);
+    expect(await expectSameBothWays('/v1/route', ROUTES[0], ['wrong-key', KEY])).toMatch(/^HTTP\/1\.1 401 /);
+    expect(await expectSameBothWays('/v1/route', ROUTES[0], ['', KEY])).toMatch(/^HTTP\/1\.1 401 /);
+    const cl = `Content-Length: ${Buffer.byteLength(ROUTES[0])}\r\n`;
+    expect(await expectSameBothWays('/v1/route', ROUTES[0], KEY, false, cl)).toMatch(/^HTTP\/1\.1 200 /);
   });
 
   it('the route reply follows a weight change at once (the reply memo is not stale)', async () => {

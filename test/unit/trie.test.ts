@@ -1,4 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { MatchMemo } from '../../src/routing/match-memo.js';
 import { RuleTrie } from '../../src/routing/trie.js';
 
 const W = '*';
@@ -173,5 +175,66 @@ describe('RuleTrie match', () => {
     expect(t.totalNodes).toBe(1);
     expect(t.insert(k('US', 'USD', 'card', 'visa'), 'again')).toBe(true);
     expect(t.match(tx('US', 'USD', 'card', 'visa'))).toBe('again');
+  });
+});
+
+/** The trie's semantics by brute force: among the matching rules, the one exact earliest (lexicographic on exact > *). */
+function bruteMatch(rules: Map<string, string[]>, values: (string | null)[]): string | undefined {
+  let best: string | undefined;
+  let bestKey = '';
+  for (const [name, attrs] of rules) {
+    if (!attrs.every((a, i) => a === W || a === values[i])) continue;
+    const key = attrs.map((a) => (a === W ? '0' : '1')).join('');
+    if (best === undefined || key > bestKey) [best, bestKey] = [name, key];
+  }
+  return best;
+}
+
+describe('RuleTrie match memo', () => {
+  it('answers exactly as a walk would through any sequence of inserts, removals and repeated matches', () => {
+    const attr = fc.constantFrom('A', 'B', W);
+    const value = fc.constantFrom('A', 'B', 'C', null);
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('insert' as const), attrs: fc.array(attr, { minLength: 6, maxLength: 6 }) }),
+      fc.record({ kind: fc.constant('remove' as const), attrs: fc.array(attr, { minLength: 6, maxLength: 6 }) }),
+      fc.record({ kind: fc.constant('match' as const), values: fc.array(value, { minLength: 6, maxLength: 6 }) }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 120 }), (ops) => {
+        const t = new RuleTrie<string>();
+        const rules = new Map<string, string[]>();
+        const seen: (string | null)[][] = [];
+        for (const o of ops) {
+          if (o.kind === 'insert') {
+            const name = o.attrs.join('');
+            if (t.insert(o.attrs, name)) rules.set(name, o.attrs);
+          } else if (o.kind === 'remove') {
+            if (t.remove(o.attrs)) rules.delete(o.attrs.join(''));
+          } else seen.push(o.values);
+          // Every tuple asked so far, again: memoised answers must follow the changes.
+          for (const v of seen) expect(t.match(v)).toBe(bruteMatch(rules, v));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('tuples sharing a slot do not answer for each other', () => {
+    const t = new RuleTrie<string>();
+    t.insert(k('US', 'USD'), 'usd');
+    t.insert(k('US', 'EUR'), 'eur');
+    const memo = MatchMemo.slotOf(tx('US', 'USD'));
+    // Find a tuple of another currency that lands in the same slot.
+    let other: (string | null)[] | undefined;
+    const L = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+    for (let i = 0; i < 26 * 26 * 26 && !other; i++) {
+      const v = tx('US', L[i % 26] + L[Math.floor(i / 26) % 26] + L[Math.floor(i / 676)]);
+      if (v[1] !== 'USD' && v[1] !== 'EUR' && MatchMemo.slotOf(v) === memo) other = v;
+    }
+    expect(other).toBeDefined();
+    expect(t.match(tx('US', 'USD'))).toBe('usd');
+    expect(t.match(other!)).toBeUndefined();
+    expect(t.match(tx('US', 'USD'))).toBe('usd');
+    expect(t.match(tx('US', 'EUR'))).toBe('eur');
   });
 });
