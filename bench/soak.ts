@@ -4,8 +4,9 @@
  * processes), rule churn (a rule created and another deleted every 200 ms, per tenant), the
  * evaluation cycle every 2 s — against the real service with rules loaded.
  *
- * Reports RSS at start and end (growth after the first minute must stay within
- * RSS_GROWTH_BOUND_MB: median of the last minute against median of the second), the front thread's event-loop delay p99
+ * Reports RSS at start and end (growth of its anonymous part after the first minute must stay
+ * within RSS_GROWTH_BOUND_MB: median of the last minute against median of the second; the
+ * file-backed part, the LMDB map's pages, is reported beside it), the front thread's event-loop delay p99
  * (prom-client's `service_process_nodejs_eventloop_lag_p99_seconds`, scraped from /metrics/
  * every 10 s), a single client's route latency (1-s sequential probe every 10 s: autocannon's
  * paced load arrives in bursts at each second, which its own percentiles include) and errors,
@@ -47,7 +48,7 @@ function minutesOption(): number {
     usage: 'npm run bench:soak -- [--minutes N]',
     summary:
       'A steady mixed load (route 400/s, outcome 150/s, rule churn, evaluation every 2 s) against the real service. ' +
-      'Prints RSS, event-loop lag p99, a probe client\'s route latency and errors every 10 s; exit 1 if memory grows ' +
+      'Prints RSS, event-loop lag p99, a probe client\'s route latency and errors every 10 s; exit 1 if anonymous memory grows ' +
       `more than ${RSS_GROWTH_BOUND_MB} MB after the first minute or any request fails. JSON under bench/results/.`,
     options: { minutes: { type: 'string', default: '10' } },
     help: { minutes: 'duration in minutes (fractions allowed)' },
@@ -267,15 +268,25 @@ async function main(): Promise<void> {
     // Growth after warm-up: the first minute fills caches, JIT and the allocator's arenas. Single
     // samples swing by 10-25 MB with the V8 heap's collection cycle (heap used 37-58 MB at a
     // steady load), so a window's level is the median of its samples (one every 10 s): the
-    // second minute against the last minute under load.
+    // second minute against the last minute under load. The bound applies to the anonymous part
+    // (V8 heaps, malloc, buffers: the process's own memory). The file-backed part is the LMDB
+    // map's pages the process has touched (page cache, reclaimable by the kernel): it follows the
+    // data file, which grows until the bounded stores are full (the change audit reaches its
+    // 10,000 entries per tenant after ~17 minutes of this churn, and its first pruning reads
+    // through it: a 13 MB step then), so it is reported, not bounded.
     const underLoad = samples.slice(1, -1);
-    const level = (from: number, to: number) => {
-      const w = underLoad.filter((x) => x.t_s >= from && x.t_s < to).map((x) => x.rss_mb);
-      return w.length > 0 ? medianOf(w) : NaN;
+    const growthOf = (of: (x: (typeof samples)[number]) => number) => {
+      const level = (from: number, to: number) => {
+        const w = underLoad.filter((x) => x.t_s >= from && x.t_s < to).map(of);
+        return w.length > 0 ? medianOf(w) : NaN;
+      };
+      const warm = level(60, 120);
+      const last = level(Math.max(60, durationS - 60), durationS + 1);
+      return { warm, last, growth: Number.isFinite(warm) && Number.isFinite(last) ? Math.round((last - warm) * 10) / 10 : 0 };
     };
-    const warmLevel = level(60, 120);
-    const lastLevel = level(Math.max(60, durationS - 60), durationS + 1);
-    const growth = Number.isFinite(warmLevel) && Number.isFinite(lastLevel) ? Math.round((lastLevel - warmLevel) * 10) / 10 : 0;
+    const total = growthOf((x) => x.rss_mb);
+    const anon = growthOf((x) => x.rss_anon_mb);
+    const fileBacked = growthOf((x) => x.rss_file_mb);
     const lags = samples.slice(1).map((s) => s.eventloop_lag_p99_ms).filter(Number.isFinite).sort((a, b) => a - b);
     const errors = route.non2xx + route.errors + outcome.non2xx + outcome.errors + churn.errors + errorsSeenByProbe + scrapes.errors + events.errors + lost;
     const probes = samples.slice(1).map((s) => s.probe_p99_ms).sort((a, b) => a - b);
@@ -293,12 +304,14 @@ async function main(): Promise<void> {
       errors,
       rss_mb: {
         start: rssStart,
-        second_minute_median: warmLevel,
-        last_minute_median: lastLevel,
+        second_minute_median: total.warm,
+        last_minute_median: total.last,
         end: rssEnd,
         max: Math.max(...samples.map((s) => s.rss_mb)),
-        growth_after_warmup: growth,
-        bound: RSS_GROWTH_BOUND_MB,
+        growth_after_warmup: total.growth,
+        anon_growth_after_warmup: anon.growth,
+        file_growth_after_warmup: fileBacked.growth,
+        bound_on_anon: RSS_GROWTH_BOUND_MB,
       },
       eventloop_lag_p99_ms: { median: lags[Math.floor(lags.length / 2)], max: lags[lags.length - 1] },
       route_probe_p99_ms: { median: probes[Math.floor(probes.length / 2)], max: probes[probes.length - 1] },
@@ -309,7 +322,7 @@ async function main(): Promise<void> {
     const file = join(RESULTS, `soak-${result.date.replace(/[:.]/g, '-')}.json`);
     writeFileSync(file, JSON.stringify(result, null, 2));
     console.log(`written to ${file}`);
-    if (errors > 0 || result.rss_mb.growth_after_warmup > RSS_GROWTH_BOUND_MB) process.exitCode = 1;
+    if (errors > 0 || result.rss_mb.anon_growth_after_warmup > RSS_GROWTH_BOUND_MB) process.exitCode = 1;
   } finally {
     await svc?.stop();
     rmSync(dir, { recursive: true, force: true });

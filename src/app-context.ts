@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import type { EngineFacade } from './engine/facade.js';
 import type { Ctx } from './http/endpoint.js';
 import type { Metrics } from './metrics/registry.js';
+import type { ScrapeCache } from './metrics/scrape-cache.js';
 import type { RuleService } from './rules/rule-service.js';
 import type { SharedTables } from './shm/tables.js';
 import type { Store } from './store/store.js';
@@ -21,6 +22,8 @@ export interface AppContext {
   tenants: TenantRegistry;
   rules: RuleService;
   metrics: Metrics;
+  /** /metrics/ renderings, at most one a second, shared by concurrent scrapers. */
+  scrapes: ScrapeCache;
   engine: EngineFacade;
   /** The change audit: every write is recorded (`await app.audit.record(ctx, change)`) before the answer. */
   audit: AuditTrail;

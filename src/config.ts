@@ -28,6 +28,11 @@ export interface Config {
   storeStartFresh: boolean;
   /** When set, GET /metrics/ needs `Authorization: Bearer <token>`; null = public (the spec's default). */
   metricsToken: string | null;
+  /**
+   * Added to the metrics render thread's nice value (Linux), 0-19: the higher, the more the
+   * route path wins a shared core, and the longer a scrape waits when the core is saturated.
+   */
+  metricsRenderNice: number;
   /** postgres://… selects the PostgreSQL store (cluster mode); null = LMDB in dataDir (the default). */
   storeUrl: string | null;
   /** The cluster's name: its PostgreSQL schema and its Redis key prefix. */
@@ -190,6 +195,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: logLevel as Config['logLevel'],
     storeStartFresh: bool(env, 'SERVICE_STORE_START_FRESH', false),
     metricsToken: metricsToken(env),
+    metricsRenderNice: int(env, 'SERVICE_METRICS_RENDER_NICE', 10, 0, 19),
     storeUrl: storeUrl(env),
     cluster: clusterName,
     replicaId: replica,

@@ -3,7 +3,7 @@
  * pending deliveries resumed) → engine → HTTP.
  * Stop order (SIGTERM/SIGINT): stop accepting, answer in-flight requests, stop the engine,
  * stop webhook delivery (in-flight attempts finish or are cut within 3 s; unfinished deliveries
- * stay pending for the next start), flush and close the store.
+ * stay pending for the next start), end the metrics render thread, flush and close the store.
  */
 import { readFileSync } from 'node:fs';
 import uws from '@trufflesuite/uws-js-unofficial';
@@ -53,6 +53,9 @@ import { settingsForTier } from './tenants/tenant.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { ClusterNode } from './cluster/cluster-node.js';
 import { clusterMetrics } from './metrics/cluster-metrics.js';
+import { RenderThread } from './metrics/render-thread.js';
+import { ScrapeRenderer } from './metrics/scrape-renderer.js';
+import { ScrapeCache } from './metrics/scrape-cache.js';
 
 export const MAX_RULES_PER_TENANT = 200_000;
 
@@ -97,7 +100,12 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
   const rules = new RuleService(store, tables, tenants, engine, MAX_RULES_PER_TENANT);
   const audit = new AuditTrail(store);
   const decisions = new DecisionLog({ store, tables, tenants });
-  const app: AppContext = { config, version: packageVersion(), store, tables, tenants, rules, metrics, engine, audit, decisions, leadership: cluster };
+  // /metrics/: the per-rule families are rendered on the metrics render thread (started at the
+  // first scrape), or on the front thread in slices while it is down.
+  const renderThread = new RenderThread({ niceIncrement: config.metricsRenderNice });
+  const renderer = new ScrapeRenderer(metrics, tables, tenants, renderThread);
+  const scrapes = new ScrapeCache(() => renderer.render());
+  const app: AppContext = { config, version: packageVersion(), store, tables, tenants, rules, metrics, scrapes, engine, audit, decisions, leadership: cluster };
   const configs = new TenantConfigService(store, tenants);
   configs.load();
   const shadow = new ShadowService({ store, tables, tenants });
@@ -197,6 +205,7 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
       await engine.stop();
       await shadow.stop();
       await webhooks.stop();
+      await renderThread.stop();
       await store.close();
       dirLock.release();
       log.info('service stopped');

@@ -1,36 +1,41 @@
 /**
  * What a /metrics/ scrape costs the route path, bounded. With 20,000 active rules one
- * rendering is ~12 MB and ~0.16 s of front-thread work; ten scrapers at once made a route
- * wait 1.65 s. So:
+ * rendering is ~12-26 MB and ~0.16-0.3 s of work; ten scrapers at once made a route wait
+ * 1.65 s when it was done on the front thread in one piece. So:
  * - renderings start at most once per MAX_AGE_MS, and every scrape that arrives meanwhile
  *   waits for the next one and shares it (never an older text: a scrape always sees state
  *   from after it arrived; a storm of scrapers is answered once a second);
- * - the rendering runs in time slices of at most about SLICE_MS with the event loop free
- *   between them, so a route waits at most one slice, not a whole rendering. Each slice's text
- *   is encoded to bytes and handed to a gzip stream at once: nothing is ever joined, encoded
- *   or compressed in one piece on the front thread (joining and encoding 12 MB of text at the
- *   end of a rendering was one ~20-40 ms block; the compression runs on libuv's thread pool);
- * - the cached text is kept as bytes (a list of slices), plain and gzip-compressed
- *   (Prometheus asks for gzip; ~10× fewer bytes to push through the front thread), and sent
- *   in chunks with back-pressure (stream-reply.ts), so a slow scraper costs no copy of it.
+ * - the rendering itself is done off the front thread when it can be (scrape-renderer.ts:
+ *   the metrics render thread renders the per-rule families and compresses), else on the front
+ *   thread in time slices (sliced-render.ts);
+ * - the cached text is kept as bytes, plain and gzip-compressed (Prometheus asks for gzip;
+ *   ~10× fewer bytes to push through the front thread), and sent in chunks with back-pressure
+ *   (stream-reply.ts), so a slow scraper costs no copy of it.
  * A scraper waits at most MAX_AGE_MS plus one rendering, well under any scrape timeout.
  */
-import { performance } from 'node:perf_hooks';
-import { setImmediate as nextTurn } from 'node:timers/promises';
-import { createGzip } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
 
 /**
- * One rendering, kept as bytes, plain and gzip-compressed (compressed on libuv's thread pool,
- * off the loop); each a list of pieces, concatenated only by the socket.
+ * One rendering, kept as bytes: gzip-compressed (one gzip member), and plain for the scrapers
+ * that do not accept gzip; each a list of pieces, concatenated only by the socket. The plain
+ * bytes may be made on demand (`lazyPlain`): Prometheus always asks for gzip, and holding 26 MB
+ * of plain text per rendering on the front thread costs it major garbage collections.
  */
 export interface Scrape {
-  plain: Buffer[];
   gzip: Buffer[];
+  plain(): Promise<Buffer[]>;
 }
 
+/** Plain bytes decompressed from `gzip` on libuv's thread pool at the first call, then kept. */
+export function lazyPlain(gzip: readonly Buffer[]): () => Promise<Buffer[]> {
+  let plain: Promise<Buffer[]> | null = null;
+  return () => (plain ??= gunzipAsync(Buffer.concat(gzip)).then((b) => [b]));
+}
+
+const gunzipAsync = promisify(gunzip);
+
 export const MAX_AGE_MS = 1000;
-/** Front-thread time one slice of a rendering may take before the loop gets a turn. */
-export const SLICE_MS = 2;
 /** Size of the pieces a cached text is sent in. */
 export const SEND_CHUNK = 64 * 1024;
 
@@ -44,8 +49,8 @@ export class ScrapeCache {
   renders = 0;
 
   constructor(
-    /** Produces the text in pieces; the event loop runs between two pieces. */
-    private readonly render: () => Iterable<string | Promise<string>>,
+    /** Renders the text (scrape-renderer.ts; sliced-render.ts for text made in pieces). */
+    private readonly render: () => Promise<Scrape>,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -66,51 +71,16 @@ export class ScrapeCache {
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     this.queued = null; // scrapes from now on wait for the rendering after this one
     this.lastStart = this.now();
-    const run = this.renderSliced();
+    const run = this.render().then((scrape) => {
+      this.renders++;
+      return scrape;
+    });
     this.running = run;
     try {
       return await run;
     } finally {
       if (this.running === run) this.running = null;
     }
-  }
-
-  private async renderSliced(): Promise<Scrape> {
-    const plain: Buffer[] = [];
-    const gzipped: Buffer[] = [];
-    const gz = createGzip({ level: 4, chunkSize: SEND_CHUNK });
-    gz.on('data', (b: Buffer) => gzipped.push(b));
-    const compressed = new Promise<void>((resolve, reject) => {
-      gz.once('end', resolve);
-      gz.once('error', reject);
-    });
-    let text: string[] = [];
-    const endSlice = () => {
-      if (text.length === 0) return;
-      const bytes = Buffer.from(text.join(''), 'utf8');
-      text = [];
-      plain.push(bytes);
-      gz.write(bytes); // queued; compressed on the thread pool while the next slices render
-    };
-    try {
-      let sliceStart = performance.now();
-      for (const piece of this.render()) {
-        text.push(typeof piece === 'string' ? piece : await piece);
-        if (performance.now() - sliceStart >= SLICE_MS) {
-          endSlice();
-          await nextTurn();
-          sliceStart = performance.now();
-        }
-      }
-      endSlice();
-    } catch (e) {
-      gz.destroy();
-      throw e;
-    }
-    gz.end();
-    await compressed;
-    this.renders++;
-    return { plain, gzip: gzipped };
   }
 }
 

@@ -74,6 +74,11 @@ export class Tenant {
   /** Rule ids being deleted right now. */
   readonly deleting = new Set<string>();
   private slotCache: Int32Array | null = null;
+  /**
+   * Bumped whenever a rule is added or removed (a PATCH is both): whoever keeps a copy of the
+   * rule list (the metrics render thread's label catalogue) knows when it is stale.
+   */
+  rulesVersion = 0;
 
   constructor(
     readonly id: string,
@@ -86,6 +91,7 @@ export class Tenant {
     }
     this.rules.set(rule.record.rule_id, rule);
     this.slotCache = null;
+    this.rulesVersion++;
   }
 
   removeRule(ruleId: string): LiveRule | undefined {
@@ -94,6 +100,7 @@ export class Tenant {
     this.rules.delete(ruleId);
     if (this.trie.get(rule.record.attributes) === rule) this.trie.remove(rule.record.attributes);
     this.slotCache = null;
+    this.rulesVersion++;
     return rule;
   }
 

@@ -160,6 +160,8 @@ describe('tier configuration', () => {
     // The watch after a recovery: its length and smallest sample; its horizons are not a tenant setting.
     expect(r.json.thresholds).toMatchObject({ watch_ms: 60000, watch_min_samples: 10 });
     expect(r.json.thresholds).not.toHaveProperty('watch_horizons_ms');
+    // The hold after a recovery on probes: its length and the share of the configured weight.
+    expect(r.json.thresholds).toMatchObject({ recovery_hold_ms: 15000, recovery_hold_share: 0.5 });
   });
 
   it('toggles apply at once, together or apart, and persist', async () => {
@@ -192,6 +194,9 @@ describe('tier configuration', () => {
       [{ bandit_enabled: false, thresholds: { degrade_threshold: -1 } }, 'thresholds.degrade_threshold'],
       [{ thresholds: { watch_ms: -1 } }, 'thresholds.watch_ms'],
       [{ thresholds: { watch_min_samples: 2.5 } }, 'thresholds.watch_min_samples'],
+      [{ thresholds: { recovery_hold_ms: -1 } }, 'thresholds.recovery_hold_ms'],
+      [{ thresholds: { recovery_hold_share: 0 } }, 'thresholds.recovery_hold_share'],
+      [{ thresholds: { recovery_hold_share: 1.5 } }, 'thresholds.recovery_hold_share'],
       [{ error_codes: { decline: ['x'], technical: ['x'] } }, 'error_codes'],
     ];
     for (const [body, field] of cases) {

@@ -27,6 +27,7 @@ describe('loadConfig defaults', () => {
       logLevel: 'info',
       storeStartFresh: false,
       metricsToken: null,
+      metricsRenderNice: 10,
       redis: null,
     });
   });
@@ -163,6 +164,8 @@ describe('loadConfig rejects bad values with a ConfigError naming the variable',
     ['SERVICE_CLUSTER', 'a;drop schema public'],
     ['SERVICE_CLUSTER', 'x'.repeat(41)],
     ['SERVICE_REPLICA_ID', 'has space'],
+    ['SERVICE_METRICS_RENDER_NICE', '20'],
+    ['SERVICE_METRICS_RENDER_NICE', '-1'],
   ])('%s=%j', (name, value) => {
     let err: unknown;
     try {

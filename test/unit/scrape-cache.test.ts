@@ -1,10 +1,12 @@
 /**
- * The scrape cache renders in time slices: the bytes are exactly the pieces joined (plain and
- * gzip), the event loop runs during a long rendering, and concurrent scrapes share one rendering.
+ * The scrape cache with the front thread's sliced rendering (sliced-render.ts): the bytes are
+ * exactly the pieces joined (plain and gzip), the event loop runs during a long rendering, and
+ * concurrent scrapes share one rendering.
  */
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { bufferChunks, ScrapeCache, SEND_CHUNK, SLICE_MS } from '../../src/metrics/scrape-cache.js';
+import { bufferChunks, ScrapeCache, SEND_CHUNK } from '../../src/metrics/scrape-cache.js';
+import { renderSliced, SLICE_MS } from '../../src/metrics/sliced-render.js';
 
 /** Pieces of about 0.05 ms of busy work each, with non-ASCII text to check the encoding. */
 function* slowPieces(n: number): Generator<string> {
@@ -19,22 +21,27 @@ const expected = (n: number) => [...slowPieces(n)].join('');
 
 describe('ScrapeCache', () => {
   it('keeps exactly the rendered text, plain and gzip, in several slices', async () => {
-    const cache = new ScrapeCache(function* () {
-      yield Promise.resolve('# first piece, awaited\n');
-      yield* slowPieces(2000);
-    });
+    const cache = new ScrapeCache(() =>
+      renderSliced(
+        (function* () {
+          yield Promise.resolve('# first piece, awaited\n');
+          yield* slowPieces(2000);
+        })(),
+      ),
+    );
     const scrape = await cache.get();
-    expect(scrape.plain.length).toBeGreaterThan(1); // ~100 ms of work in ~2 ms slices
+    const plain = await scrape.plain();
+    expect(plain.length).toBeGreaterThan(1); // ~100 ms of work in ~2 ms slices
     const text = '# first piece, awaited\n' + expected(2000);
-    expect(Buffer.concat(scrape.plain).toString('utf8')).toBe(text);
+    expect(Buffer.concat(plain).toString('utf8')).toBe(text);
     expect(gunzipSync(Buffer.concat(scrape.gzip)).toString('utf8')).toBe(text);
-    const chunks = [...bufferChunks(scrape.plain)];
+    const chunks = [...bufferChunks(plain)];
     expect(chunks.every((c) => c.length <= SEND_CHUNK)).toBe(true);
     expect(Buffer.concat(chunks).toString('utf8')).toBe(text);
   });
 
   it('lets the event loop run between slices of one rendering', async () => {
-    const cache = new ScrapeCache(() => slowPieces(4000)); // ~200 ms of work
+    const cache = new ScrapeCache(() => renderSliced(slowPieces(4000))); // ~200 ms of work
     const gaps: number[] = [];
     let last = performance.now();
     const timer = setInterval(() => {
@@ -50,7 +57,7 @@ describe('ScrapeCache', () => {
   });
 
   it('answers concurrent scrapes with one rendering', async () => {
-    const cache = new ScrapeCache(() => slowPieces(100));
+    const cache = new ScrapeCache(() => renderSliced(slowPieces(100)));
     const all = await Promise.all(Array.from({ length: 10 }, () => cache.get()));
     expect(cache.renders).toBe(1);
     expect(new Set(all).size).toBe(1);

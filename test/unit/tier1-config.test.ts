@@ -33,6 +33,11 @@ describe('Tier 1 config', () => {
     [{ watchHorizonsMs: [8_000, 2_000] }, 'watchHorizonsMs'],
     [{ watchHorizonsMs: [] }, 'watchHorizonsMs'],
     [{ watchMinSamples: 0 }, 'watchMinSamples'],
+    [{ recoveryHoldMs: -1 }, 'recoveryHoldMs'],
+    [{ recoveryHoldMs: Infinity }, 'recoveryHoldMs'],
+    [{ recoveryHoldShare: 0 }, 'recoveryHoldShare'],
+    [{ recoveryHoldShare: 1.5 }, 'recoveryHoldShare'],
+    [{ recoveryHoldShare: NaN }, 'recoveryHoldShare'],
   ])('rejects %o naming the field', (overrides, field) => {
     expect(() => resolveTier1Config(overrides)).toThrow(new RangeError(`invalid tier1 config: ${field}`));
   });

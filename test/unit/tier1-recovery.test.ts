@@ -53,7 +53,7 @@ describe('recovery', () => {
     });
   });
 
-  it('slow start at 100 tx/s: 2% → 5% → 10% → 25% → the configured weight within seconds of the outage ending', () => {
+  it('slow start at 100 tx/s: 2% → 5% → 10% → 25% → half the configured weight within seconds of the outage ending, all of it after the hold', () => {
     const s = new Sim({ seed: 11 });
     const steps: [number, number][] = [];
     const end = 180_000;
@@ -67,10 +67,15 @@ describe('recovery', () => {
     });
     const r = s.when(s.first('failover.recovered')!);
     const climb = steps.filter(([t]) => t <= r).map(([, share]) => share).filter((x) => x > 0);
-    expect(climb).toEqual([0.02, 0.05, 0.1, 0.25, 0.9]);
+    expect(climb).toEqual([0.02, 0.05, 0.1, 0.25, 0.45]);
     console.log(`slow start after a 120 s outage: ${steps.map(([t, x]) => `${((t - end) / 1000).toFixed(1)} s → ${x}`).join(', ')}`);
     // At most one suspension (5 s) plus a few seconds per step with the follow-up evaluations.
     expect(r - end).toBeLessThanOrEqual(15_000);
+    // The hold after the recovery: the rest of the weight at the first evaluation once it is
+    // over (the watch evaluates after every 1-second bucket).
+    const whole = steps.find(([, x]) => x === 0.9)!;
+    expect(whole[0] - r).toBeGreaterThanOrEqual(s.config.tier1.recoveryHoldMs);
+    expect(whole[0] - r).toBeLessThanOrEqual(s.config.tier1.recoveryHoldMs + 1100);
     expect(s.share()).toBe(0.9);
   });
 
@@ -131,6 +136,37 @@ describe('recovery', () => {
     expect(watched.reason).toMatch(/on the watch after a recovery/);
     expect(watched.afterMs).toBeLessThanOrEqual(2100);
     expect(unwatched.afterMs).toBeGreaterThan(watched.afterMs + 1000);
+  });
+
+  it('the hold: a flapper going down again 5 s after its recovery (60% errors) costs under 70% of the failed payments its whole share would', () => {
+    // Failed payments on the primary from the flap to the re-trip, over 10 seeds at 20 tx/s.
+    const cost = (tier1: { recoveryHoldMs?: number }) => {
+      let failed = 0;
+      for (let seed = 1; seed <= 10; seed++) {
+        const s = new Sim({ seed, tier1 });
+        let recoveredAt = Infinity;
+        let routedAtFlap = -1;
+        let routedAtRetrip = -1;
+        const flapping = (t: number) => t >= recoveredAt + 5_000;
+        const model: Model = (k, t) => ({ err: k === 0 && ((t >= 60_000 && t < 120_000) || flapping(t)) ? (t < 120_000 ? 1 : 0.6) : 0.01 });
+        s.run(200_000, {
+          rate: 20,
+          model,
+          onEval: (t) => {
+            if (recoveredAt === Infinity && s.first('failover.recovered') !== undefined) recoveredAt = s.when(s.first('failover.recovered')!);
+            if (routedAtFlap < 0 && flapping(t)) routedAtFlap = s.routed[0];
+            if (routedAtRetrip < 0 && s.transitions.filter((tr) => tr.event === 'failover.triggered').length === 2) routedAtRetrip = s.routed[0];
+          },
+        });
+        expect(routedAtRetrip).toBeGreaterThan(routedAtFlap);
+        failed += 0.6 * (routedAtRetrip - routedAtFlap); // 60% of the payments routed to it meanwhile
+      }
+      return failed / 10;
+    };
+    const held = cost({});
+    const whole = cost({ recoveryHoldMs: 0 });
+    console.log(`flap 5 s after the recovery, 20 tx/s: ~${held.toFixed(1)} failed payments per re-trip with the hold, ~${whole.toFixed(1)} without`);
+    expect(held).toBeLessThan(0.7 * whole);
   });
 
   it('the watch does not fail over a recovered processor at 5% errors (2, 20 and 50 tx/s, 10 seeds each)', () => {

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ProcessorStatus } from '../../src/shm/layout.js';
+import { ManualCommand, ProcessorStatus } from '../../src/shm/layout.js';
+import { applyManualCommand } from '../../src/tiers/tier1/manual.js';
 import { resolveTier1Config } from '../../src/tiers/tier1/config.js';
 import { newProcHealth } from '../../src/tiers/tier1/health.js';
 import { FOLLOW_UP_MARGIN_MS, TOP_PROBE_STEP, followUpAt, tier1Overrides, tier1Share } from '../../src/tiers/tier1/share.js';
 import { newSignals, type Signals } from '../../src/tiers/tier1/signals.js';
 import { Role, stepProcessor, type StatusChange } from '../../src/tiers/tier1/state-machine.js';
-import { PROBATION_FACTOR, probationMs, suspensionMs } from '../../src/tiers/tier1/backoff.js';
+import { FLAPPER_BUDGET_FACTOR, PROBATION_FACTOR, failedRoundMs, probationMs, suspensionMs } from '../../src/tiers/tier1/backoff.js';
 import { newProcState, type ProcState } from '../../src/tiers/tier1/state.js';
 
 const cfg = resolveTier1Config();
@@ -282,7 +283,8 @@ describe('state machine', () => {
   it('on the watch after a recovery: a short horizon credibly above the degrade threshold fails over on as few as watchMinSamples', () => {
     const st = newProcState();
     step(st, sig({ run: 10 }), Role.Primary, T0);
-    Object.assign(st, { status: ProcessorStatus.Healthy, recoveredAtMs: T0 + 20_000 }); // as after a recovery
+    // As after a recovery 20 s ago (past the hold, whose watch asks for fewer outcomes: below).
+    Object.assign(st, { status: ProcessorStatus.Healthy, recoveredAtMs: T0 + 5_000 });
     const watched = (n: number, errors: number): Signals => {
       const s = sig({ n, errors, nowMs: T0 + 25_000 });
       s.watch = cfg.watchHorizonsMs.map((horizonMs) => ({ horizonMs, n, errors }));
@@ -296,6 +298,49 @@ describe('state machine', () => {
     expect(out).toMatchObject([{ event: 'failover.triggered', from: ProcessorStatus.Healthy, to: ProcessorStatus.FailedOver, triggerValue: 0.5, threshold: cfg.degradeThreshold }]);
     expect(out[0].reason).toBe('error rate 50.0% exceeds degradation threshold 15.0% on the watch after a recovery (n=10 over 2 s)');
     expect(st.trips).toBe(2);
+  });
+
+  it('during the hold after a recovery the watch tests horizons of recoveryHoldShare × watchMinSamples outcomes (the held share collects that many)', () => {
+    const recovered = (agoMs: number): ProcState => {
+      const st = newProcState();
+      step(st, sig({ run: 10 }), Role.Primary, T0);
+      return Object.assign(st, { status: ProcessorStatus.Healthy, recoveredAtMs: T0 + 30_000 - agoMs, probeOk: 30 });
+    };
+    const watched = (n: number, errors: number): Signals => {
+      const s = sig({ n, errors, nowMs: T0 + 30_000 });
+      s.watch = cfg.watchHorizonsMs.map((horizonMs) => ({ horizonMs, n, errors }));
+      return s;
+    };
+    const held = Math.round(cfg.watchMinSamples * cfg.recoveryHoldShare);
+    expect(held).toBe(5);
+    // 3 technical errors in 5 outcomes are credibly above 15% (0.994): a re-trip on the hold ...
+    const out = step(recovered(5_000), watched(held, 3), Role.Primary, T0 + 30_000);
+    expect(out).toMatchObject([{ event: 'failover.triggered', from: ProcessorStatus.Healthy, to: ProcessorStatus.FailedOver, triggerValue: 0.6 }]);
+    expect(out[0].reason).toBe('error rate 60.0% exceeds degradation threshold 15.0% on the watch after a recovery (n=5 over 2 s)');
+    // ... not once the hold is over (the watch's own 10 outcomes), nor on 2 errors in 5, nor on 4 outcomes.
+    expect(step(recovered(cfg.recoveryHoldMs), watched(held, 3), Role.Primary, T0 + 30_000)).toEqual([]);
+    expect(step(recovered(5_000), watched(held, 2), Role.Primary, T0 + 30_000)).toEqual([]);
+    expect(step(recovered(5_000), watched(held - 1, held - 1), Role.Primary, T0 + 30_000)).toEqual([]);
+  });
+
+  it("a flapper's failed rounds on a quiet rule wait FLAPPER_BUDGET_FACTOR times longer than an outage's", () => {
+    // 2 tx/s: a failed probe is 2% of 25 s of traffic; a flapper's, of 125 s.
+    expect(failedRoundMs(Object.assign(newProcState(), { trips: 1, probeTech: 1 }), cfg, 2)).toBe(25_000);
+    expect(FLAPPER_BUDGET_FACTOR).toBe(5);
+    expect(failedRoundMs(Object.assign(newProcState(), { trips: 2, probeTech: 1 }), cfg, 2)).toBe(125_000);
+    expect(failedRoundMs(Object.assign(newProcState(), { trips: 2, probeTech: 3 }), cfg, 2)).toBe(cfg.probeBackoffMaxMs);
+    expect(failedRoundMs(Object.assign(newProcState(), { trips: 2, probeTech: 1 }), cfg, 0)).toBe(0);
+    // Through the state machine: a first round that fails at 2 tx/s, then a flapper's.
+    const round = (trips: number): number => {
+      const st = newProcState();
+      step(st, sig({ run: 10 }), Role.Primary, T0);
+      st.trips = trips;
+      const t = st.probeResumeMs + 1000;
+      step(st, sig({ newTech: 1, nowMs: t, ruleRate: 2 }), Role.Primary, t);
+      return st.probeResumeMs - t;
+    };
+    expect(round(1)).toBe(25_000);
+    expect(round(2)).toBe(125_000);
   });
 
   it('probe outcomes during the suspension are not credited', () => {
@@ -332,7 +377,7 @@ describe('tier 1 share', () => {
     const p = state(ProcessorStatus.Degraded);
     const s = state(ProcessorStatus.Healthy);
     expect(tier1Share(p, s, h(0, 0), h(0, 0), 0.8, false, cfg, now)).toBe(0.8);
-    expect(tier1Overrides(p, s, false)).toBe(false);
+    expect(tier1Overrides(p, s, false, cfg, now)).toBe(false);
   });
 
   it('probes only (0 while suspended) for a failed primary, by ladder step, with a rate floor on quiet rules', () => {
@@ -352,7 +397,7 @@ describe('tier 1 share', () => {
     ]);
     // Never above the configured weight.
     expect(tier1Share(down({ probeStep: 3 }), up, busy, h(0, 0), 0.2, false, cfg, now)).toBe(0.2);
-    expect(tier1Overrides(down({}), up, false)).toBe(true);
+    expect(tier1Overrides(down({}), up, false, cfg, now)).toBe(true);
   });
 
   it("a flapper's probation probes at the bare bottom step, without the quiet-rule floor; the floor returns once it ends", () => {
@@ -380,6 +425,46 @@ describe('tier 1 share', () => {
     expect(followUpAt(recovered(ProcessorStatus.Healthy), resolveTier1Config({ watchMs: 0 }), now)).toBe(Infinity);
   });
 
+  it('the hold after a recovery: recoveryHoldShare of the configured share for recoveryHoldMs, Tier 1 overriding; then the configured split', () => {
+    const up = state(ProcessorStatus.Healthy);
+    // Recovered on probes 1 s ago (their counts stay until the next trip).
+    const justBack = state(ProcessorStatus.Healthy, { recoveredAtMs: now - 1000, probeOk: 30 });
+    expect(cfg.recoveryHoldShare).toBe(0.5);
+    expect(tier1Share(justBack, up, h(0, 0), h(0, 0), 0.8, false, cfg, now)).toBeCloseTo(0.4, 12);
+    expect(tier1Overrides(justBack, up, false, cfg, now)).toBe(true);
+    // A held secondary: it gets half its 20%, the primary the rest.
+    expect(tier1Share(up, justBack, h(0, 0), h(0, 0), 0.8, false, cfg, now)).toBeCloseTo(0.9, 12);
+    // Both held: the configured split.
+    expect(tier1Share(justBack, justBack, h(0, 0), h(0, 0), 0.8, false, cfg, now)).toBe(0.8);
+    // The hold ends recoveryHoldMs after the recovery (the watch goes on).
+    const later = now + cfg.recoveryHoldMs - 1000;
+    expect(tier1Share(justBack, up, h(0, 0), h(0, 0), 0.8, false, cfg, later - 1)).toBeCloseTo(0.4, 12);
+    expect(tier1Share(justBack, up, h(0, 0), h(0, 0), 0.8, false, cfg, later)).toBe(0.8);
+    expect(tier1Overrides(justBack, up, false, cfg, later)).toBe(false);
+    // The hold is part of the watch: a shorter watch ends it.
+    const shortWatch = resolveTier1Config({ watchMs: 500 });
+    expect(tier1Share(justBack, up, h(0, 0), h(0, 0), 0.8, false, shortWatch, now)).toBe(0.8);
+    // A manual recovery (no probe counts): not held.
+    expect(tier1Share(state(ProcessorStatus.Healthy, { recoveredAtMs: now - 1000 }), up, h(0, 0), h(0, 0), 0.8, false, cfg, now)).toBe(0.8);
+    // No hold configured, or failed over again: not held.
+    const noHold = resolveTier1Config({ recoveryHoldMs: 0 });
+    expect(tier1Share(justBack, up, h(0, 0), h(0, 0), 0.8, false, noHold, now)).toBe(0.8);
+    expect(tier1Overrides(justBack, up, false, noHold, now)).toBe(false);
+    const again = state(ProcessorStatus.FailedOver, { recoveredAtMs: now - 1000, probeResumeMs: now + 5000 });
+    expect(tier1Share(again, up, h(6000, 0), h(0, 0), 0.8, false, cfg, now)).toBe(0);
+  });
+
+  it('a manual recovery is not held: the configured weight at once (the watch still applies)', () => {
+    const up = state(ProcessorStatus.Healthy);
+    const st = state(ProcessorStatus.FailedOver, { probeOk: 12, probeTech: 1, probeStep: 2, trips: 1 });
+    const out: StatusChange[] = [];
+    applyManualCommand(ManualCommand.Recover, st, Role.Primary, 0.05, cfg, now, out);
+    expect(out.map((c) => c.event)).toEqual(['failover.recovered', 'processor.healthy']);
+    expect(tier1Share(st, up, h(0, 0), h(0, 0), 0.8, false, cfg, now + 1000)).toBe(0.8);
+    expect(tier1Overrides(st, up, false, cfg, now + 1000)).toBe(false);
+    expect(followUpAt(st, cfg, now + 1000)).toBeLessThan(Infinity); // on the watch
+  });
+
   it('both failed: the lower posterior-mean error rate wins; a tie goes to the secondary', () => {
     const p = state(ProcessorStatus.FailedOver);
     const s = state(ProcessorStatus.FailedOver);
@@ -395,6 +480,6 @@ describe('tier 1 share', () => {
   it('a self-fallback rule always routes to its processor', () => {
     const p = state(ProcessorStatus.FailedOver);
     expect(tier1Share(p, p, h(0, 0), h(0, 0), 0.9, true, cfg, now)).toBe(1);
-    expect(tier1Overrides(p, p, true)).toBe(true);
+    expect(tier1Overrides(p, p, true, cfg, now)).toBe(true);
   });
 });

@@ -11,8 +11,7 @@ import { errors } from '../../errors.js';
 import { ErrorSchema } from '../../schemas/common.js';
 import { ClusterStatusSchema } from '../../schemas/cluster.js';
 import { endpoint, jsonBody, type Ctx, type Endpoint, type HiddenDoc, type Reply } from '../endpoint.js';
-import { engineGaugeChunks } from '../../metrics/engine-gauges.js';
-import { acceptsGzip, bufferChunks, ScrapeCache } from '../../metrics/scrape-cache.js';
+import { acceptsGzip, bufferChunks } from '../../metrics/scrape-cache.js';
 import { BearerToken } from '../bearer-token.js';
 
 const require = createRequire(import.meta.url);
@@ -59,18 +58,14 @@ export function rootEndpoints(app: AppContext, openApi: () => unknown): Endpoint
     return { status: 200, body: buf, contentType: a.type, headers: { 'Cache-Control': 'public, max-age=86400' } };
   };
   let openApiText: string | null = null;
-  const scrapes = new ScrapeCache(function* () {
-    yield app.metrics.registry.metrics();
-    yield* engineGaugeChunks(app.tables, app.tenants);
-  });
   const token = app.config.metricsToken === null ? null : new BearerToken(app.config.metricsToken);
   const metrics = async (ctx: Ctx): Promise<Reply> => {
     if (token !== null && !token.matches(ctx.headers?.authorization ?? '')) throw errors.metricsUnauthorized();
-    const scrape = await scrapes.get();
+    const scrape = await app.scrapes.get();
     const gz = acceptsGzip(ctx.headers?.['accept-encoding'] ?? '');
     return {
       status: 200,
-      stream: bufferChunks(gz ? scrape.gzip : scrape.plain),
+      stream: bufferChunks(gz ? scrape.gzip : await scrape.plain()),
       contentType: app.metrics.registry.contentType,
       headers: gz ? { 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' } : { Vary: 'Accept-Encoding' },
     };

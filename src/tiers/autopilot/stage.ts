@@ -193,12 +193,13 @@ export function createAutopilotStage(opts: AutopilotStageOptions = {}): RuleStag
         }
       }
 
-      // 3. Tier 2's cut bounds the primary's weight; a failed_over processor (probing, or in its
-      // slow-start recovery) gets exactly what Tier 1 gives it, so the published weights are
+      // 3. Tier 2's cut bounds the primary's weight; while Tier 1 overrides (a failed_over
+      // processor probing or in its slow-start recovery, or one in the hold after its
+      // recovery) the primary gets exactly what Tier 1 gives it, so the published weights are
       // what routing does.
       let w = raw;
       if (ctx.foresightCap < w) w = ctx.foresightCap; // NaN (no cut): false
-      if (n === 2 && (arms[0].status === 'failed_over' || arms[1].status === 'failed_over')) w = ctx.tier1Share;
+      if (n === 2 && ctx.tier1Override) w = ctx.tier1Share;
 
       // 4. Publish.
       procF64[rowP + PF_BANDIT_WEIGHT] = w;

@@ -30,6 +30,30 @@ export function probationMs(st: ProcState, cfg: Tier1Config): number {
 }
 
 /**
+ * How much more thinly a flapper's failed probes are budgeted than those of an outage that
+ * lasts (failedRoundMs). Chosen on the flapping benchmarks (bench/incident-cost.ts, 31 seeds).
+ */
+export const FLAPPER_BUDGET_FACTOR = 5;
+
+/**
+ * The least suspension after a failed round that ended with `st.probeTech` failed probes, on
+ * a rule of `ruleRate` outcomes/s: on a quiet rule the probe rate floor makes each round's
+ * probes a large share of the traffic (50% at 2 tx/s), so the suspension is stretched until
+ * those failed probes are no more than `probeShare` of the rule's traffic, what the old
+ * continuous 2% probes cost while an outage lasts (they failed all the time). A flapper's
+ * (trips ≥ 2) are held to 1/FLAPPER_BUDGET_FACTOR of that: the old probes failed only in its
+ * down periods, while each climb of the new ones that meets a down period costs 2-4 failed
+ * probes at 1 probe/s; an outage that simply lasts, or ends, is not a flapper and keeps the
+ * plain budget (so its end is still seen within ~25 s at 2 tx/s). 0 when the rule has no
+ * traffic or probes are disabled.
+ */
+export function failedRoundMs(st: ProcState, cfg: Tier1Config, ruleRate: number): number {
+  if (!(ruleRate > 0) || cfg.probeShare <= 0) return 0;
+  const factor = st.trips >= 2 ? FLAPPER_BUDGET_FACTOR : 1;
+  return Math.min((factor * 1000 * st.probeTech) / (cfg.probeShare * ruleRate), cfg.probeBackoffMaxMs);
+}
+
+/**
  * Whether the current probe phase is still in a flapper's probation (only meaningful while
  * failed_over at the bottom step). During it the probe share is the bare bottom step, without
  * the quiet-rule rate floor (share.ts): the probation is a time to wait out, not a batch to

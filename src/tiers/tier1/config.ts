@@ -72,7 +72,7 @@ export interface Tier1Config {
    * collect one batch (0.04 probes/s at 2 tx/s), so each step's share is at least this rate
    * over the rule's traffic of the last minute (the floor itself capped at 50%, share.ts
    * PROBE_FLOOR_CAP). The failed rounds' suspension stretches to keep the failed probes of
-   * such a rule near `probeShare` of its traffic (state-machine.ts failRound).
+   * such a rule near `probeShare` of its traffic (backoff.ts failedRoundMs).
    */
   readonly minProbeRate: number;
   /** Consecutive technical failures that fail a processor over at once (the front thread's run counter). */
@@ -105,6 +105,16 @@ export interface Tier1Config {
   readonly watchMs: number;
   readonly watchHorizonsMs: readonly number[];
   readonly watchMinSamples: number;
+  /**
+   * The hold after a recovery (watch.ts onHold): for this long after a failed_over processor
+   * is healthy again (0: no hold; it is part of the watch and ends with it at the latest, so
+   * the watch's per-bucket evaluations end it on time), it gets `recoveryHoldShare` of its
+   * configured share, Tier 1 overriding, and the rest only after. A flapper's first recovery
+   * cannot be told from the end of an outage: if it goes down again within the hold, the
+   * watch's re-trip costs about half the payments.
+   */
+  readonly recoveryHoldMs: number;
+  readonly recoveryHoldShare: number;
   /** Latency degradation: p95 above `latencyFactor` × the processor's own baseline ... */
   readonly latencyFactor: number;
   /** ... and at least this many ms above it (so 20 ms → 70 ms is not an incident). */
@@ -142,6 +152,8 @@ export const DEFAULT_TIER1_CONFIG: Tier1Config = Object.freeze({
   watchMs: 60_000,
   watchHorizonsMs: Object.freeze([2_000, 8_000]),
   watchMinSamples: 10,
+  recoveryHoldMs: 15_000,
+  recoveryHoldShare: 0.5,
   latencyFactor: 3,
   latencyMinDeltaMs: 100,
   latencyExitFactor: 2,
@@ -180,6 +192,8 @@ export function resolveTier1Config(overrides: Partial<Tier1Config> = {}): Tier1C
   check('watchMs', c.watchMs >= 0 && Number.isFinite(c.watchMs));
   check('watchHorizonsMs', horizonsOk(c.watchHorizonsMs));
   check('watchMinSamples', Number.isInteger(c.watchMinSamples) && c.watchMinSamples >= 1);
+  check('recoveryHoldMs', c.recoveryHoldMs >= 0 && Number.isFinite(c.recoveryHoldMs));
+  check('recoveryHoldShare', c.recoveryHoldShare > 0 && c.recoveryHoldShare <= 1);
   check('latencyFactor', c.latencyFactor > 1 && Number.isFinite(c.latencyFactor));
   check('latencyMinDeltaMs', c.latencyMinDeltaMs >= 0 && Number.isFinite(c.latencyMinDeltaMs));
   check('latencyExitFactor', c.latencyExitFactor >= 1 && c.latencyExitFactor <= c.latencyFactor);

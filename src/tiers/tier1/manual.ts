@@ -7,9 +7,9 @@
  *   (`failover.triggered`). The trigger value is its last published error rate, the threshold
  *   the failover threshold.
  * - Recover: a failed_over processor becomes healthy now (`failover.recovered` for a primary,
- *   which gets its configured weight back at once, as at the end of a slow start, then
- *   `processor.healthy`). Outcomes before this moment no longer
- *   count (recoveredAtMs), so the old outage does not trip it again at once.
+ *   which gets its configured weight back at once, without the hold that follows a recovery
+ *   on probes, then `processor.healthy`). Outcomes before this moment no longer count
+ *   (recoveredAtMs), so the old outage does not trip it again at once; the watch applies.
  */
 import { COUNT_BUCKET_MS, ManualCommand, ProcessorStatus } from '../../shm/layout.js';
 import type { Tier1Config } from './config.js';
@@ -40,6 +40,9 @@ export function applyManualCommand(
     st.status = ProcessorStatus.Healthy;
     st.statusSinceMs = nowMs;
     st.recoveredAtMs = nowMs;
+    // No probe evidence behind the operator's word: the cleared counts keep it out of the
+    // hold after a recovery (watch.ts onHold), so it gets its configured weight at once.
+    st.probeOk = st.probeTech = 0;
     st.probeStep = st.stepOkBase = st.stepTechBase = 0;
   }
 }

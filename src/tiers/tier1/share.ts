@@ -21,7 +21,7 @@ import type { Tier1Config } from './config.js';
 import type { ProcHealth } from './health.js';
 import type { ProcState } from './state.js';
 import { HEALTH_HORIZON_MS } from './health.js';
-import { onWatch } from './watch.js';
+import { onHold, onWatch } from './watch.js';
 import { inProbation } from './backoff.js';
 
 /** Probe shares of the slow-start steps above the bottom one (which is `probeShare`). */
@@ -65,8 +65,14 @@ export function ruleRateOf(hp: ProcHealth, hs: ProcHealth, sameProcessor: boolea
   return n / (HEALTH_HORIZON_MS / 1000);
 }
 
-export function tier1Overrides(p: ProcState, s: ProcState, sameProcessor: boolean): boolean {
-  return sameProcessor || p.status === ProcessorStatus.FailedOver || s.status === ProcessorStatus.FailedOver;
+export function tier1Overrides(p: ProcState, s: ProcState, sameProcessor: boolean, cfg: Tier1Config, nowMs: number): boolean {
+  return (
+    sameProcessor ||
+    p.status === ProcessorStatus.FailedOver ||
+    s.status === ProcessorStatus.FailedOver ||
+    onHold(p, cfg, nowMs) ||
+    onHold(s, cfg, nowMs)
+  );
 }
 
 export function tier1Share(
@@ -82,13 +88,25 @@ export function tier1Share(
   if (sameProcessor) return 1;
   const pDown = p.status === ProcessorStatus.FailedOver;
   const sDown = s.status === ProcessorStatus.FailedOver;
-  if (!pDown && !sDown) return configWeight;
+  if (!pDown && !sDown) return heldShare(p, s, configWeight, cfg, nowMs);
   const rate = ruleRateOf(hp, hs, false);
   if (pDown && sDown) {
     return errorMean(hp) < errorMean(hs) ? 1 - probeShareOf(s, cfg, nowMs, rate) : probeShareOf(p, cfg, nowMs, rate);
   }
   if (pDown) return Math.min(configWeight, probeShareOf(p, cfg, nowMs, rate));
   return 1 - probeShareOf(s, cfg, nowMs, rate);
+}
+
+/**
+ * Neither processor failed_over: the configured split, except that a processor in the hold
+ * after its recovery (watch.ts onHold) gets `recoveryHoldShare` of its configured share and
+ * the other the rest. Both on hold (both recovered within the hold): the configured split.
+ */
+function heldShare(p: ProcState, s: ProcState, configWeight: number, cfg: Tier1Config, nowMs: number): number {
+  const pHeld = onHold(p, cfg, nowMs);
+  const sHeld = onHold(s, cfg, nowMs);
+  if (pHeld === sHeld) return configWeight;
+  return pHeld ? configWeight * cfg.recoveryHoldShare : 1 - (1 - configWeight) * cfg.recoveryHoldShare;
 }
 
 /**

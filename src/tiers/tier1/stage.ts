@@ -78,7 +78,7 @@ export function createTier1Stage(): Tier1Stage {
       }
       const [p, s] = states;
       ctx.tier1Share = tier1Share(p, s, health[0], health[1], ctx.configWeight, same, cfg, nowMs);
-      ctx.tier1Override = tier1Overrides(p, s, same);
+      ctx.tier1Override = tier1Overrides(p, s, same, cfg, nowMs);
       return followUpMs;
     },
   };

@@ -26,7 +26,8 @@ import type { Tier1Config } from './config.js';
 import type { HorizonCounts, Signals } from './signals.js';
 import type { ProcState } from './state.js';
 import { TOP_PROBE_STEP } from './share.js';
-import { inProbation, markFlapper, suspensionMs } from './backoff.js';
+import { failedRoundMs, inProbation, markFlapper, suspensionMs } from './backoff.js';
+import { watchMinSamples } from './watch.js';
 
 export const enum Role {
   /** Primary of a rule with a distinct secondary: its failover moves traffic. */
@@ -61,7 +62,7 @@ export function stepProcessor(
     stepFailedOver(st, sig, role, cfg, nowMs, out);
     return;
   }
-  const fail = failoverTrip(sig, cfg) ?? watchTrip(sig, cfg);
+  const fail = failoverTrip(sig, cfg) ?? watchTrip(sig, cfg, watchMinSamples(st, cfg, nowMs));
   if (fail !== null) {
     enterFailedOver(st, fail, role, cfg, nowMs, sig, out);
     return;
@@ -103,11 +104,11 @@ function failoverTrip(sig: Signals, cfg: Tier1Config): Trigger | null {
 
 /**
  * On the watch after a recovery (watch.ts): a watch horizon credibly above the degrade
- * threshold, at the failover confidence, on as few as watchMinSamples outcomes (readSignals
- * leaves the watch horizons empty off watch).
+ * threshold, at the failover confidence, on as few as `minSamples` outcomes (watch.ts
+ * watchMinSamples; readSignals leaves the watch horizons empty off watch).
  */
-function watchTrip(sig: Signals, cfg: Tier1Config): Trigger | null {
-  return rateTrip(sig.watch, cfg.degradeThreshold, cfg.failoverConfidence, 'degradation', cfg.watchMinSamples, ' on the watch after a recovery');
+function watchTrip(sig: Signals, cfg: Tier1Config, minSamples: number): Trigger | null {
+  return rateTrip(sig.watch, cfg.degradeThreshold, cfg.failoverConfidence, 'degradation', minSamples, ' on the watch after a recovery');
 }
 
 function degradeTrip(st: ProcState, sig: Signals, cfg: Tier1Config): Trigger | null {
@@ -219,13 +220,9 @@ export function registerTrip(st: ProcState, cfg: Tier1Config, nowMs: number, com
  * on is probed at the same pace throughout, and its end is seen within one suspension.
  */
 function failRound(st: ProcState, cfg: Tier1Config, nowMs: number, sig: Signals, flapped = false): void {
-  // On a quiet rule the probe rate floor makes each round's probes a large share of the
-  // traffic (25% at 2 tx/s): stretch the suspension so that failed probes cost no more than
-  // `probeShare` of the rule's traffic, what the old continuous 2% probes cost.
-  const budgetMs =
-    sig.ruleRate > 0 && cfg.probeShare > 0 ? Math.min((1000 * st.probeTech) / (cfg.probeShare * sig.ruleRate), cfg.probeBackoffMaxMs) : 0;
   if (flapped) markFlapper(st, nowMs);
-  suspendProbes(st, cfg, nowMs, sig.completedEpoch, budgetMs);
+  // On a quiet rule, stretched so failed probes stay within their budget (backoff.ts).
+  suspendProbes(st, cfg, nowMs, sig.completedEpoch, failedRoundMs(st, cfg, sig.ruleRate));
 }
 
 /**

@@ -25,3 +25,29 @@ export function onWatch(st: ProcState, cfg: Tier1Config, nowMs: number): boolean
     nowMs - st.recoveredAtMs < cfg.watchMs
   );
 }
+
+/**
+ * Whether the processor is in the hold after its last recovery at `nowMs` (the watch's first
+ * `recoveryHoldMs`): it then gets `recoveryHoldShare` of its configured share (share.ts).
+ *
+ * Why: the watch makes a flapper's re-trip cost a second or two of traffic, but at its whole
+ * share; a processor that comes back and goes down again within the hold costs half of that.
+ * A single outage that ends pays with its last half share arriving `recoveryHoldMs` later
+ * (healthy and the first half are not delayed). Only a recovery on probes is held.
+ */
+export function onHold(st: ProcState, cfg: Tier1Config, nowMs: number): boolean {
+  // probeOk: the recovery was earned on probes (their counts stay until the next trip); a
+  // manual recovery clears them (manual.ts): the operator's word is not held.
+  return onWatch(st, cfg, nowMs) && nowMs - st.recoveredAtMs < cfg.recoveryHoldMs && st.probeOk > 0;
+}
+
+/**
+ * The outcomes a watch horizon needs before it is tested: `watchMinSamples`, scaled by
+ * `recoveryHoldShare` during the hold (at least 1). The hold halves the processor's traffic,
+ * so the same horizons collect half the outcomes; asking for half as many keeps the re-trip
+ * as fast in seconds (it costs half the payments, not the same payments spread over twice the
+ * time). 5 outcomes credibly above 15% at 0.99 means at least 3 technical errors among them.
+ */
+export function watchMinSamples(st: ProcState, cfg: Tier1Config, nowMs: number): number {
+  return onHold(st, cfg, nowMs) ? Math.max(1, Math.round(cfg.watchMinSamples * cfg.recoveryHoldShare)) : cfg.watchMinSamples;
+}
