@@ -3,10 +3,11 @@
  * (a tenant's rule slots) on the piscina pool, and early evaluations when the outcome path
  * asks for them (early-evaluation.ts). Never two tasks on one shard at once: a shard still busy at a tick is
  * skipped for that cycle and counted, not queued, so a slow pool degrades to longer cycles
- * instead of a growing backlog. An early evaluation asked for by the outcome path covers only
- * the rules that asked (requestRuleEvaluation): a hard outage of one rule is judged in
- * well under a millisecond of pool time however many rules its tenant has, which keeps
- * failover fast while the pool threads run at a low priority (worker/priority.ts).
+ * instead of a growing backlog. An early evaluation asked for by the outcome path first
+ * evaluates only the rules that asked (requestRuleEvaluation), then the whole tenant after
+ * the usual gap: a hard outage of one rule is judged in well under a millisecond of pool time
+ * however many rules its tenant has, which keeps failover fast while the pool threads run at
+ * a low priority (worker/priority.ts).
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
@@ -266,6 +267,12 @@ export class EngineScheduler {
     st.lastEarlyMs = this.now();
     this.counters.earlyEvaluations++;
     void this.dispatch(st, slots === spec.slots ? spec : { ...spec, slots });
+    if (asked !== null) {
+      // The rest of the tenant follows, as an early evaluation always covered it (probabilities
+      // and bandit weights move with the outage too), once the gap has passed; rules that ask
+      // meanwhile are in it.
+      st.earlyPending = true;
+    }
   }
 
   private findShard(shardId: string): ShardSpec | undefined {

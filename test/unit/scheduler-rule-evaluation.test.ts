@@ -1,6 +1,6 @@
 /**
- * Early evaluations asked for by the outcome path cover only the rules that asked
- * (EngineScheduler.requestRuleEvaluation): fake pool, fake timers.
+ * Early evaluations asked for by the outcome path evaluate the rules that asked first, then
+ * the whole tenant (EngineScheduler.requestRuleEvaluation): fake pool, fake timers.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SharedTables } from '../../src/shm/tables.js';
@@ -44,29 +44,32 @@ describe('EngineScheduler rule-level early evaluations', () => {
     vi.useRealTimers();
   });
 
-  it('evaluates only the rule that asked, at once', () => {
+  it('evaluates the rule that asked at once, alone', () => {
     sched.requestRuleEvaluation('a', slots[42]);
     expect(runner.started).toHaveLength(1);
     expect(Array.from(runner.started[0].slots)).toEqual([slots[42]]);
     expect(sched.stats().earlyEvaluations).toBe(1);
   });
 
-  it('gathers the rules that ask while a task runs or within the 250 ms gap, and a whole-shard request covers them', async () => {
+  it('then evaluates the whole tenant after the 250 ms gap; rules asking meanwhile are in it', async () => {
     sched.requestRuleEvaluation('a', slots[1]);
-    sched.requestRuleEvaluation('a', slots[2]); // the shard is busy: after the task
-    sched.requestRuleEvaluation('a', slots[3]);
-    sched.requestRuleEvaluation('a', slots[2]);
+    sched.requestRuleEvaluation('a', slots[2]); // the shard is busy: covered by the tenant's task
     runner.finishAll();
-    await vi.advanceTimersByTimeAsync(250);
+    await vi.advanceTimersByTimeAsync(249);
+    expect(runner.started).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
     expect(runner.started).toHaveLength(2);
-    expect(Array.from(runner.started[1].slots).sort((x, y) => x - y)).toEqual([slots[2], slots[3]]);
+    expect(runner.started[1].slots).toHaveLength(100);
     runner.finishAll();
+    // Nothing more is pending: the whole-tenant task asks for no follow-up of its own.
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(runner.started).toHaveLength(2);
+    // Rules asking together within the gap are evaluated together first.
     sched.requestRuleEvaluation('a', slots[5]);
-    sched.requestEvaluation('a');
     sched.requestRuleEvaluation('a', slots[6]);
-    await vi.advanceTimersByTimeAsync(250);
+    sched.requestRuleEvaluation('a', slots[5]);
     expect(runner.started).toHaveLength(3);
-    expect(runner.started[2].slots).toHaveLength(100);
+    expect(Array.from(runner.started[2].slots)).toEqual([slots[5]]);
   });
 
   it('drops a slot the shard no longer holds (freed, maybe another shard\'s now)', async () => {
