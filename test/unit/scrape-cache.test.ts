@@ -49,11 +49,15 @@ describe('ScrapeCache', () => {
       gaps.push(now - last);
       last = now;
     }, 1);
+    const start = performance.now();
     await cache.get();
+    const wallMs = performance.now() - start;
     clearInterval(timer);
     expect(gaps.length).toBeGreaterThan(10);
-    // Loose for a busy machine: the loop was never held for the whole rendering.
-    expect(Math.max(...gaps)).toBeLessThan(SLICE_MS + 60);
+    // The loop was never held for the whole rendering. On a busy machine the process itself can
+    // be descheduled for a few hundred ms, so the bound is relative to the rendering's wall time
+    // (a rendering in one piece holds the loop for all of it), with 60 ms of slack when quiet.
+    expect(Math.max(...gaps)).toBeLessThan(Math.max(SLICE_MS + 60, wallMs / 2));
   });
 
   it('answers concurrent scrapes with one rendering', async () => {
