@@ -3,7 +3,7 @@
  * transitions the workers return into the audit trail, counters, metrics and webhook
  * events, checkpoints engine state to the store, and restores it at start.
  *
- *   outcome ──(run = FAST_PATH_RUN)──► requestEvaluation(tenant)
+ *   outcome ──(run = FAST_PATH_RUN)──► requestRuleEvaluation(tenant, the rule's slot)
  *   timer / early ──► piscina evaluate(shard) ──► transitions ──► audit log, counters, webhooks
  *                                             └─► onEvaluated ──► checkpoint (LMDB)
  */
@@ -221,7 +221,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
     if (this.started && wantsEarlyEvaluation(this.o.tables, outcome, this.configOf(tenant).tier1, nowMs)) {
       // In a cluster the leader must hear of it at once (the batch ships now, flagged).
       cluster?.fastPath(tenant.id);
-      if (this.decides()) this.scheduler.requestEvaluation(tenant.id);
+      if (this.decides()) this.scheduler.requestRuleEvaluation(tenant.id, outcome.rule.slot);
     }
   }
 

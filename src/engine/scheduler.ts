@@ -3,7 +3,11 @@
  * (a tenant's rule slots) on the piscina pool, and early evaluations when the outcome path
  * asks for them (early-evaluation.ts). Never two tasks on one shard at once: a shard still busy at a tick is
  * skipped for that cycle and counted, not queued, so a slow pool degrades to longer cycles
- * instead of a growing backlog.
+ * instead of a growing backlog. An early evaluation asked for by the outcome path first
+ * evaluates only the rules that asked (requestRuleEvaluation), then the whole tenant after
+ * the usual gap: a hard outage of one rule is judged in well under a millisecond of pool time
+ * however many rules its tenant has, which keeps failover fast while the pool threads run at
+ * a low priority (worker/priority.ts).
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
@@ -77,6 +81,8 @@ interface ShardState {
   /** The running task (from dispatch until its result is delivered), if any. */
   running: Promise<void> | null;
   earlyPending: boolean;
+  /** While earlyPending: the rule slots asked for, or null for the whole shard. */
+  earlySlots: Set<number> | null;
   lastEarlyMs: number;
   timer: ReturnType<typeof setTimeout> | undefined;
   /** A follow-up the last task asked for (a processor in slow-start recovery), and when. */
@@ -179,6 +185,23 @@ export class EngineScheduler {
     if (this.stopped) return;
     const st = this.state(shardId);
     st.earlyPending = true;
+    st.earlySlots = null;
+    this.tryEarly(shardId, st);
+  }
+
+  /**
+   * Early evaluation of one rule slot of the shard (the outcome path, for the rule whose
+   * outcomes asked for it): the same rate limit and ordering as requestEvaluation, and the
+   * requests that gather before the task starts are evaluated together; a pending request
+   * for the whole shard covers them.
+   */
+  requestRuleEvaluation(shardId: string, slot: number): void {
+    if (this.stopped) return;
+    const st = this.state(shardId);
+    if (!st.earlyPending) {
+      st.earlyPending = true;
+      st.earlySlots = new Set([slot]);
+    } else st.earlySlots?.add(slot);
     this.tryEarly(shardId, st);
   }
 
@@ -216,7 +239,7 @@ export class EngineScheduler {
   private state(shardId: string): ShardState {
     let st = this.shards.get(shardId);
     if (st === undefined) {
-      st = { running: null, earlyPending: false, lastEarlyMs: -Infinity, timer: undefined, followUp: undefined, followUpAtMs: Infinity };
+      st = { running: null, earlyPending: false, earlySlots: null, lastEarlyMs: -Infinity, timer: undefined, followUp: undefined, followUpAtMs: Infinity };
       this.shards.set(shardId, st);
     }
     return st;
@@ -234,11 +257,22 @@ export class EngineScheduler {
       return;
     }
     st.earlyPending = false;
+    const asked = st.earlySlots;
+    st.earlySlots = null;
     const spec = this.findShard(shardId);
     if (spec === undefined) return; // the tenant is gone
+    // Only slots the shard still holds: a slot freed since may belong to another shard now.
+    const slots = asked === null ? spec.slots : Array.prototype.filter.call(spec.slots, (s: number) => asked.has(s));
+    if (slots.length === 0) return;
     st.lastEarlyMs = this.now();
     this.counters.earlyEvaluations++;
-    void this.dispatch(st, spec);
+    void this.dispatch(st, slots === spec.slots ? spec : { ...spec, slots });
+    if (asked !== null) {
+      // The rest of the tenant follows, as an early evaluation always covered it (probabilities
+      // and bandit weights move with the outage too), once the gap has passed; rules that ask
+      // meanwhile are in it.
+      st.earlyPending = true;
+    }
   }
 
   private findShard(shardId: string): ShardSpec | undefined {

@@ -26,9 +26,14 @@ describe('tiers 2 and 3 at runtime', () => {
   });
 
   it('tier 3 publishes failure probabilities and bandit weights', async () => {
+    // The pool thread writes the primary's weight, then the secondary's (two rows, no lock
+    // between them): a read in between, which a loaded machine can stretch, pairs a new weight
+    // with an old one (or with null before the first evaluation). Wait for a read of both.
     const h = await until('prediction and allocation', async () => {
       const r = await s.request('GET', '/v1/health/de');
-      return typeof r.json.primary.failure_probability === 'number' && typeof r.json.primary.bandit_weight === 'number' && r.json;
+      const { primary, secondary } = r.json;
+      const both = typeof primary.bandit_weight === 'number' && typeof secondary.bandit_weight === 'number';
+      return typeof primary.failure_probability === 'number' && both && Math.abs(primary.bandit_weight + secondary.bandit_weight - 1) <= 1e-4 + 1e-12 && r.json;
     });
     expect(h.primary.failure_probability).toBeGreaterThanOrEqual(0);
     expect(h.primary.failure_probability).toBeLessThanOrEqual(1);

@@ -3,10 +3,10 @@
  * with as many busy threads as cores, an evaluation (tens of ms per 1,000 rules at Tier 3)
  * otherwise takes half of the front thread's core for as long as it runs, and every route
  * answered meanwhile waits: with the service on one core, route p99 rose from ~2.5 ms to
- * 8-17 ms whenever a cycle ran. A nice value 10 above the process's gives the thread about a
- * tenth of a contended core (Linux CFS weights 1024 : 110) and all of an idle one, so
- * evaluations still finish, later under saturation: an early evaluation of a 200-rule tenant
- * stays well under a second (README, Benchmarks).
+ * 8-17 ms whenever a cycle ran. A nice value 5 above the process's gives the thread about a
+ * quarter of a contended core (Linux CFS weights 1024 : 335) and all of an idle one. 10 (a
+ * tenth) was tried first: an early evaluation queued behind a cycle task then took up to 1.8 s
+ * under saturated routing; at 5 the longest measured was 0.5 s (README, Benchmarks).
  * Linux only: there setpriority() on a thread id renices that thread alone; its id is read
  * from /proc/thread-self. Elsewhere (or if /proc is missing) nothing changes.
  */
@@ -14,7 +14,7 @@ import { readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 
 /** Added to the process's nice value for each pool thread (capped at 19, the lowest priority). */
-export const POOL_THREAD_NICE_INCREMENT = 10;
+export const POOL_THREAD_NICE_INCREMENT = 5;
 
 export interface ThreadPriority {
   tid: number;

@@ -13,7 +13,7 @@ import { COUNT_BUCKET_MS } from '../../shm/layout.js';
 
 /**
  * Consecutive technical failures at which the front thread asks for an early evaluation
- * (`EngineScheduler.requestEvaluation`). It is also the smallest allowed `runLength`, so the
+ * of the rule (`EngineScheduler.requestRuleEvaluation`). It is also the smallest allowed `runLength`, so the
  * early evaluation the front thread requests can always act on the run it saw.
  * P(run of 10 | 10% errors) = 1e-10 per outcome: steady noise never triggers it.
  */
