@@ -21,20 +21,9 @@ import {
 } from '../../src/shm/layout.js';
 import { processorRowOffset, ruleF64Base, ruleI32Base, ruleSegment } from '../../src/shm/slots.js';
 import { SharedTables } from '../../src/shm/tables.js';
+import { mulberry32 } from '../../src/tiers/autopilot/sampling.js';
 import { TenantRegistry } from '../../src/tenants/registry.js';
 import { settingsForTier, type Tenant } from '../../src/tenants/tenant.js';
-
-/** mulberry32: a small seeded generator, so a failure can be replayed. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export interface VariedState {
   tables: SharedTables;
@@ -46,7 +35,7 @@ export interface VariedState {
 }
 
 export function variedState(seed: number, rulesPerTenant: number): VariedState {
-  const rnd = seeded(seed);
+  const rnd = mulberry32(seed); // seeded, so a failure can be replayed
   const tables = new SharedTables();
   const tenants = new TenantRegistry(['default', 'acme', 'off'], settingsForTier(3, false));
   tenants.get('acme').settings = settingsForTier(2, false);

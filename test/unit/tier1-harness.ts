@@ -23,6 +23,7 @@ import {
   type StatusName,
 } from '../../src/shm/layout.js';
 import { SharedTables } from '../../src/shm/tables.js';
+import { mulberry32 } from '../../src/tiers/autopilot/sampling.js';
 import { OutcomeKind, recordOutcome } from '../../src/shm/window.js';
 import { FAST_PATH_RUN, resolveTier1Config, type Tier1Config } from '../../src/tiers/tier1/config.js';
 import { DEFAULT_LATER_TIERS } from '../../src/tiers/config.js';
@@ -32,17 +33,8 @@ import { evaluateWith } from '../../src/engine/worker/entry.js';
 import { tablesIdOf, type TenantEngineConfig } from '../../src/engine/protocol.js';
 import type { RuleStage } from '../../src/tiers/stage.js';
 
-/** Seeded PRNG (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded PRNG (mulberry32, the generator Tier 3 samples with). */
+export const rng = mulberry32;
 
 /** Per-processor behaviour at virtual time t (ms since the simulation start). */
 export interface Behaviour {
