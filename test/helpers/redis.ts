@@ -7,6 +7,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { deleteClusterKeys } from '../../bench/lib/cluster-keys.js';
+import { connectRedis, GuardedRedis } from '../../src/cluster/redis-client.js';
 import { freePort } from './free-port.js';
 
 export const SHARED_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -35,6 +36,24 @@ export function testClusterName(label: string): string {
 
 /** Deletes every key of the cluster (the hash tag `{name}`). */
 export const dropClusterKeys = deleteClusterKeys;
+
+/** Resolves once `g` is connected (at once when it already is). */
+export async function whenReady(g: GuardedRedis): Promise<void> {
+  if (!g.connected()) await new Promise<void>((r) => g.redis.once('ready', () => r()));
+}
+
+/** A guarded connection to `url`, once ready; its close goes on the test's `cleanups` list. */
+export async function readyConnection(
+  url: string,
+  name: string,
+  commandTimeoutMs: number,
+  cleanups: (() => Promise<void> | void)[],
+): Promise<GuardedRedis> {
+  const g = new GuardedRedis(connectRedis({ url, name, commandTimeoutMs }), name);
+  cleanups.push(() => g.close());
+  await whenReady(g);
+  return g;
+}
 
 export interface PrivateRedis {
   url: string;

@@ -7,8 +7,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CommandRelay, type ForwardedCommand } from '../../src/cluster/command-relay.js';
 import { clusterKeys } from '../../src/cluster/keys.js';
-import { connectRedis, GuardedRedis } from '../../src/cluster/redis-client.js';
-import { dropClusterKeys, redisUnavailable, SHARED_REDIS_URL, testClusterName } from '../helpers/redis.js';
+import type { GuardedRedis } from '../../src/cluster/redis-client.js';
+import { dropClusterKeys, redisUnavailable, SHARED_REDIS_URL, testClusterName, readyConnection } from '../helpers/redis.js';
 import { until } from '../helpers/until.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -16,12 +16,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function conn(name: string): Promise<GuardedRedis> {
-  const g = new GuardedRedis(connectRedis({ url: SHARED_REDIS_URL, name, commandTimeoutMs: 500 }), name);
-  cleanups.push(() => g.close());
-  if (!g.connected()) await new Promise<void>((r) => g.redis.once('ready', () => r()));
-  return g;
-}
+const conn = (name: string): Promise<GuardedRedis> => readyConnection(SHARED_REDIS_URL, name, 500, cleanups);
 
 async function relay(cluster: string, id: string, fence: () => string): Promise<CommandRelay> {
   const r = new CommandRelay({ url: SHARED_REDIS_URL, conn: await conn(id), keys: clusterKeys(cluster), replicaId: id, fenceValue: fence });

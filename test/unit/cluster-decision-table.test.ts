@@ -3,9 +3,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { TableFollower, TablePublisher } from '../../src/cluster/decision-table.js';
 import { clusterKeys } from '../../src/cluster/keys.js';
 import { LeaderLease } from '../../src/cluster/lease.js';
-import { connectRedis, GuardedRedis } from '../../src/cluster/redis-client.js';
+import type { GuardedRedis } from '../../src/cluster/redis-client.js';
 import { newRuleEntry, readTableHeader, readTableRules, TableKind, TableWriter } from '../../src/cluster/table-codec.js';
-import { dropClusterKeys, redisUnavailable, SHARED_REDIS_URL, testClusterName } from '../helpers/redis.js';
+import { dropClusterKeys, redisUnavailable, SHARED_REDIS_URL, testClusterName, readyConnection } from '../helpers/redis.js';
 import { until } from '../helpers/until.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -13,12 +13,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function conn(name: string): Promise<GuardedRedis> {
-  const g = new GuardedRedis(connectRedis({ url: SHARED_REDIS_URL, name, commandTimeoutMs: 500 }), name);
-  cleanups.push(() => g.close());
-  if (!g.connected()) await new Promise<void>((r) => g.redis.once('ready', () => r()));
-  return g;
-}
+const conn = (name: string): Promise<GuardedRedis> => readyConnection(SHARED_REDIS_URL, name, 500, cleanups);
 
 function table(tenantId: string, epoch: number, version: number, share: number) {
   return { table: tableBuf(tenantId, epoch, version, share), kind: TableKind.Snapshot, baseVersion: 0, rules: 1 };

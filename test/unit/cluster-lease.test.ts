@@ -2,24 +2,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { clusterKeys } from '../../src/cluster/keys.js';
 import { LeaderLease } from '../../src/cluster/lease.js';
-import { connectRedis, GuardedRedis } from '../../src/cluster/redis-client.js';
-import { dropClusterKeys, redisUnavailable, SHARED_REDIS_URL, startPrivateRedis, testClusterName } from '../helpers/redis.js';
+import type { GuardedRedis } from '../../src/cluster/redis-client.js';
+import { dropClusterKeys, redisUnavailable, SHARED_REDIS_URL, startPrivateRedis, testClusterName, readyConnection, whenReady } from '../helpers/redis.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function conn(url: string, name: string): Promise<GuardedRedis> {
-  const g = new GuardedRedis(connectRedis({ url, name, commandTimeoutMs: 300 }), name);
-  cleanups.push(() => g.close());
-  await ready(g);
-  return g;
-}
-
-async function ready(g: GuardedRedis): Promise<void> {
-  if (!g.connected()) await new Promise<void>((r) => g.redis.once('ready', () => r()));
-}
+const conn = (url: string, name: string): Promise<GuardedRedis> => readyConnection(url, name, 300, cleanups);
 
 describe.skipIf(redisUnavailable !== undefined)('leader lease', () => {
   it('one replica holds it; epochs grow; a graceful stop hands it over', async () => {

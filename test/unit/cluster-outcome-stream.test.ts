@@ -3,9 +3,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { clusterKeys } from '../../src/cluster/keys.js';
 import { decodeDeltas, DeltaRecorder } from '../../src/cluster/outcome-delta.js';
 import { OutcomeReader, OutcomeShipper, type ReceivedBatch } from '../../src/cluster/outcome-stream.js';
-import { connectRedis, GuardedRedis } from '../../src/cluster/redis-client.js';
+import type { GuardedRedis } from '../../src/cluster/redis-client.js';
 import { OutcomeKind } from '../../src/shm/window.js';
-import { dropClusterKeys, redisUnavailable, SHARED_REDIS_URL, startPrivateRedis, testClusterName } from '../helpers/redis.js';
+import { dropClusterKeys, redisUnavailable, SHARED_REDIS_URL, startPrivateRedis, testClusterName, readyConnection } from '../helpers/redis.js';
 import { until } from '../helpers/until.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -13,12 +13,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function conn(url: string, name: string): Promise<GuardedRedis> {
-  const g = new GuardedRedis(connectRedis({ url, name, commandTimeoutMs: 300 }), name);
-  cleanups.push(() => g.close());
-  if (!g.connected()) await new Promise<void>((r) => g.redis.once('ready', () => r()));
-  return g;
-}
+const conn = (url: string, name: string): Promise<GuardedRedis> => readyConnection(url, name, 300, cleanups);
 
 function reader(url: string, cluster: string, replicaId: string, got: ReceivedBatch[]): OutcomeReader {
   const r = new OutcomeReader({ url, keys: clusterKeys(cluster), replicaId, onBatch: (b) => got.push(b), blockMs: 200 });

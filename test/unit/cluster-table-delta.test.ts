@@ -7,14 +7,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { TableFollower, TablePublisher } from '../../src/cluster/decision-table.js';
 import { clusterKeys } from '../../src/cluster/keys.js';
 import { LeaderLease } from '../../src/cluster/lease.js';
-import { connectRedis, GuardedRedis } from '../../src/cluster/redis-client.js';
+import type { GuardedRedis } from '../../src/cluster/redis-client.js';
 import { TableBuilder, type BuiltTable } from '../../src/cluster/table-builder.js';
 import { newRuleEntry, readTableHeader, readTableRules, TableKind, TableWriter } from '../../src/cluster/table-codec.js';
 import { RF_PRIMARY_SHARE, RULE_F64_STRIDE, RULE_MASK } from '../../src/shm/layout.js';
 import { ruleSegment } from '../../src/shm/slots.js';
 import { SharedTables } from '../../src/shm/tables.js';
 import type { LiveRule, Tenant } from '../../src/tenants/tenant.js';
-import { dropClusterKeys, redisUnavailable, SHARED_REDIS_URL, testClusterName } from '../helpers/redis.js';
+import { dropClusterKeys, redisUnavailable, SHARED_REDIS_URL, testClusterName, readyConnection } from '../helpers/redis.js';
 import { until } from '../helpers/until.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -116,12 +116,7 @@ function tableOf(kind: TableKind, epoch: number, version: number, baseVersion: n
   return { table: w.finish(), kind, baseVersion, rules: rules.length };
 }
 
-async function conn(name: string): Promise<GuardedRedis> {
-  const g = new GuardedRedis(connectRedis({ url: SHARED_REDIS_URL, name, commandTimeoutMs: 500 }), name);
-  cleanups.push(() => g.close());
-  if (!g.connected()) await new Promise<void>((r) => g.redis.once('ready', () => r()));
-  return g;
-}
+const conn = (name: string): Promise<GuardedRedis> => readyConnection(SHARED_REDIS_URL, name, 500, cleanups);
 
 /** A follower whose "rows" are a map of rule key → share, and the versions it applied. */
 async function follower(cluster: string, id: string) {
