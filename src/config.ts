@@ -136,6 +136,9 @@ function replicaId(env: Env, host: string, port: number): string {
   return raw;
 }
 
+/** Nice value added to the metrics render thread unless SERVICE_METRICS_RENDER_NICE says otherwise: routes first on a shared core. */
+export const DEFAULT_METRICS_RENDER_NICE = 10;
+
 export function loadConfig(env: Env = process.env): Config {
   const tierRaw = env.SERVICE_TIER?.trim();
   let tier: 1 | 2 | 3 = 3;
@@ -195,7 +198,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: logLevel as Config['logLevel'],
     storeStartFresh: bool(env, 'SERVICE_STORE_START_FRESH', false),
     metricsToken: metricsToken(env),
-    metricsRenderNice: int(env, 'SERVICE_METRICS_RENDER_NICE', 10, 0, 19),
+    metricsRenderNice: int(env, 'SERVICE_METRICS_RENDER_NICE', DEFAULT_METRICS_RENDER_NICE, 0, 19),
     storeUrl: storeUrl(env),
     cluster: clusterName,
     replicaId: replica,

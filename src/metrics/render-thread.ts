@@ -10,6 +10,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { log } from '../log.js';
+import { DEFAULT_METRICS_RENDER_NICE } from '../config.js';
 import type { CatalogueEntry } from './label-catalogue.js';
 import type { FromRenderThread, RenderRequest, RenderTenantRef, RenderThreadData } from './render-protocol.js';
 import { lazyPlain, type Scrape } from './scrape-cache.js';
@@ -24,8 +25,6 @@ export const RENDER_TIMEOUT_MS = 60_000;
 const START_TIMEOUT_MS = 60_000;
 export const RESTART_DELAY_MS = 1000;
 const MAX_RESTART_DELAY_MS = 60_000;
-/** Nice value added to the render thread (Linux) by default (SERVICE_METRICS_RENDER_NICE): the front thread's routes come first. */
-export const RENDER_NICE_INCREMENT = 10;
 
 export interface RenderThreadOptions {
   /** The compiled thread; defaults to ./render-worker.js next to this file. */
@@ -64,7 +63,7 @@ export class RenderThread {
 
   constructor(opts: RenderThreadOptions = {}) {
     this.workerUrl = opts.workerUrl ?? new URL('./render-worker.js', import.meta.url);
-    this.data = { niceIncrement: opts.niceIncrement ?? RENDER_NICE_INCREMENT };
+    this.data = { niceIncrement: opts.niceIncrement ?? DEFAULT_METRICS_RENDER_NICE };
     this.renderTimeoutMs = opts.renderTimeoutMs ?? RENDER_TIMEOUT_MS;
   }
 
