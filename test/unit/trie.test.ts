@@ -238,3 +238,20 @@ describe('RuleTrie match memo', () => {
     expect(t.match(tx('US', 'EUR'))).toBe('eur');
   });
 });
+
+describe('MatchMemo.slotOf', () => {
+  it('spreads tuples that differ in any one position over the slots', () => {
+    const L = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+    const countries = Array.from({ length: 676 }, (_, i) => L[Math.floor(i / 26)] + L[i % 26]);
+    // The first position varies, the rest are fixed: the usual traffic of one merchant.
+    const byCountry = new Set(countries.map((c) => MatchMemo.slotOf([c, 'USD', 'card', 'visa', 'one_time', 'standard'])));
+    // The last position varies.
+    const byTier = new Set(countries.map((c) => MatchMemo.slotOf(['US', 'USD', 'card', 'visa', 'one_time', c])));
+    // A random hash puts 676 keys into about 238 of 256 slots; demand most of that.
+    expect(byCountry.size).toBeGreaterThan(200);
+    expect(byTier.size).toBeGreaterThan(200);
+    // 40 countries (a bench sample of one tenant) mostly get slots of their own.
+    const forty = new Set(countries.slice(100, 140).map((c) => MatchMemo.slotOf([c, 'EUR', 'card', 'visa', 'one_time', 'standard'])));
+    expect(forty.size).toBeGreaterThan(32);
+  });
+});
