@@ -15,10 +15,18 @@ export const MEMO_SLOTS = 256;
 /** Returned by find() when the memo does not hold the tuple (undefined is a remembered "no rule"). */
 export const NOT_MEMOISED: unique symbol = Symbol('not memoised');
 
+/** What kinds[] says of a key position. */
+const EMPTY = 0;
+const NO_VALUE = 1;
+const STRING = 2;
+
 export class MatchMemo<T> {
-  // keys[slot * ATTRIBUTE_COUNT + i]: value i of the tuple in the slot; undefined = empty slot
-  // (never equal to a transaction value, which is a string or null).
-  private readonly keys: (string | null | undefined)[] = new Array<string | null | undefined>(MEMO_SLOTS * ATTRIBUTE_COUNT).fill(undefined);
+  // keys[slot * ATTRIBUTE_COUNT + i]: value i of the tuple in the slot, and kinds[] what it is
+  // (EMPTY slot, NO_VALUE for a null, or a STRING in keys[]). Kept apart so that every compare
+  // is string against string, which optimized code does inline; a compare that may meet null
+  // or undefined is a call to V8's generic equality.
+  private readonly keys: string[] = new Array<string>(MEMO_SLOTS * ATTRIBUTE_COUNT).fill('');
+  private readonly kinds = new Uint8Array(MEMO_SLOTS * ATTRIBUTE_COUNT).fill(EMPTY);
   private readonly answers: (T | undefined)[] = new Array<T | undefined>(MEMO_SLOTS).fill(undefined);
 
   /**
@@ -40,15 +48,25 @@ export class MatchMemo<T> {
   }
 
   find(slot: number, values: readonly (string | null)[]): T | undefined | typeof NOT_MEMOISED {
-    const k = this.keys;
+    const keys = this.keys;
+    const kinds = this.kinds;
     const b = slot * ATTRIBUTE_COUNT;
-    for (let i = 0; i < ATTRIBUTE_COUNT; i++) if (k[b + i] !== values[i]) return NOT_MEMOISED;
+    for (let i = 0; i < ATTRIBUTE_COUNT; i++) {
+      const v = values[i];
+      if (v === null) {
+        if (kinds[b + i] !== NO_VALUE) return NOT_MEMOISED;
+      } else if (kinds[b + i] !== STRING || keys[b + i] !== v) return NOT_MEMOISED;
+    }
     return this.answers[slot];
   }
 
   remember(slot: number, values: readonly (string | null)[], answer: T | undefined): void {
     const b = slot * ATTRIBUTE_COUNT;
-    for (let i = 0; i < ATTRIBUTE_COUNT; i++) this.keys[b + i] = values[i];
+    for (let i = 0; i < ATTRIBUTE_COUNT; i++) {
+      const v = values[i];
+      this.kinds[b + i] = v === null ? NO_VALUE : STRING;
+      this.keys[b + i] = v === null ? '' : v;
+    }
     this.answers[slot] = answer;
   }
 }
