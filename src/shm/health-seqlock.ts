@@ -14,8 +14,9 @@ import { RI_HEALTH_SEQ, RULE_I32_STRIDE, type RuleSegmentViews } from './layout.
  */
 const MAX_READ_WAIT_MS = 5;
 
+/** Odd: a write in progress. Or-ing (not adding) the bit heals a seq left odd by a writer thread that died mid-write. */
 export function beginHealthWrite(seg: RuleSegmentViews, i: number): void {
-  Atomics.add(seg.ruleI32, i * RULE_I32_STRIDE + RI_HEALTH_SEQ, 1); // odd: write in progress
+  Atomics.or(seg.ruleI32, i * RULE_I32_STRIDE + RI_HEALTH_SEQ, 1);
 }
 
 export function endHealthWrite(seg: RuleSegmentViews, i: number): void {

@@ -36,9 +36,16 @@ describe('health seqlock', () => {
     expect(seqOf(seg, 5) % 2).toBe(1);
     let reads = 0;
     expect(readHealthConsistently(seg, 5, () => ++reads)).toBe(1);
-    expect(reads).toBe(1); // only the last-resort read (after 1 ms), none while the seq was odd
+    expect(reads).toBe(1); // only the last-resort read (after MAX_READ_WAIT_MS), none while the seq was odd
     endHealthWrite(seg, 5);
     expect(seqOf(seg, 5) % 2).toBe(0);
+    // A writer that died mid-write left the seq odd: the next evaluation's write makes it even again.
+    beginHealthWrite(seg, 5); // ... and no endHealthWrite
+    const stale = seqOf(seg, 5);
+    beginHealthWrite(seg, 5);
+    endHealthWrite(seg, 5);
+    expect(seqOf(seg, 5) % 2).toBe(0);
+    expect(seqOf(seg, 5)).toBeGreaterThan(stale);
     // Other rules' reads are not held up.
     expect(readHealthConsistently(seg, 6, () => 'other')).toBe('other');
   });
