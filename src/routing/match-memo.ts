@@ -12,9 +12,6 @@ import { ATTRIBUTE_COUNT } from './attributes.js';
 /** Entries per trie (a power of two): about 8 KB per tenant that routes. */
 export const MEMO_SLOTS = 256;
 
-/** Returned by find() when the memo does not hold the tuple (undefined is a remembered "no rule"). */
-export const NOT_MEMOISED: unique symbol = Symbol('not memoised');
-
 /** What kinds[] says of a key position. */
 const EMPTY = 0;
 const NO_VALUE = 1;
@@ -47,16 +44,26 @@ export class MatchMemo<T> {
     return (h ^ (h >>> 15) ^ (h >>> 23)) & (MEMO_SLOTS - 1);
   }
 
-  find(slot: number, values: readonly (string | null)[]): T | undefined | typeof NOT_MEMOISED {
+  /**
+   * Whether the memo holds this tuple in `slot`; its answer is then answerAt(slot) (undefined
+   * is a remembered "no rule"). A boolean rather than a sentinel value: comparing an answer
+   * (an object or undefined) with a sentinel of another kind is a call to V8's generic
+   * equality on every route.
+   */
+  holds(slot: number, values: readonly (string | null)[]): boolean {
     const keys = this.keys;
     const kinds = this.kinds;
     const b = slot * ATTRIBUTE_COUNT;
     for (let i = 0; i < ATTRIBUTE_COUNT; i++) {
       const v = values[i];
       if (v === null) {
-        if (kinds[b + i] !== NO_VALUE) return NOT_MEMOISED;
-      } else if (kinds[b + i] !== STRING || keys[b + i] !== v) return NOT_MEMOISED;
+        if (kinds[b + i] !== NO_VALUE) return false;
+      } else if (kinds[b + i] !== STRING || keys[b + i] !== v) return false;
     }
+    return true;
+  }
+
+  answerAt(slot: number): T | undefined {
     return this.answers[slot];
   }
 

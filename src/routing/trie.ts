@@ -12,7 +12,7 @@
  * `constructor`) is an ordinary key.
  */
 import { ATTRIBUTE_COUNT, WILDCARD } from './attributes.js';
-import { MatchMemo, NOT_MEMOISED } from './match-memo.js';
+import { MatchMemo } from './match-memo.js';
 
 type Children<T> = Record<string, Node<T> | undefined>;
 
@@ -119,8 +119,7 @@ export class RuleTrie<T> {
   match(values: readonly (string | null)[]): T | undefined {
     const memo = (this.memo ??= new MatchMemo<T>());
     const slot = MatchMemo.slotOf(values);
-    const known = memo.find(slot, values);
-    if (known !== NOT_MEMOISED) return known;
+    if (memo.holds(slot, values)) return memo.answerAt(slot);
     const found = this.walk(this.root, values, 0);
     memo.remember(slot, values, found);
     return found;
