@@ -32,7 +32,8 @@ describe('Bursts', () => {
     // Each burst is the budget plus at most the piece that crossed it (plus the odd preemption by
     // other processes on a busy machine: the median is the bound that must hold).
     bursts.sort((x, y) => x - y);
-    expect(bursts[0]).toBeGreaterThanOrEqual(budgetMs);
+    // (Measured from just after pause() returned, a few µs after the burst's own start.)
+    expect(bursts[0]).toBeGreaterThanOrEqual(budgetMs - 0.05);
     expect(bursts[bursts.length >> 1]).toBeLessThan(budgetMs + 4 * pieceMs);
   });
 
