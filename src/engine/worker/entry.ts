@@ -13,9 +13,12 @@ import type { RuleStage } from '../../tiers/stage.js';
 import { STAGES } from './stages.js';
 import { viewsFor } from './views.js';
 import { lowerThreadPriority } from './priority.js';
+import { announceThreadLoaded } from './loaded.js';
 
 // In a pool thread only: benches and tests import this module on their main thread too.
 if (!isMainThread) lowerThreadPriority();
+// Every import above has loaded: the pool may end this thread from now on (loaded.ts).
+announceThreadLoaded();
 
 export default function evaluate(task: EvaluateTask): EvaluateResult {
   return evaluateWith(task, STAGES);
