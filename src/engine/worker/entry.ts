@@ -17,7 +17,7 @@ import { announceThreadLoaded } from './loaded.js';
 
 // In a pool thread only: benches and tests import this module on their main thread too.
 if (!isMainThread) lowerThreadPriority();
-// Every import above has loaded: the pool may end this thread from now on (loaded.ts).
+// Once this load is over, the pool may end this thread (loaded.ts).
 announceThreadLoaded();
 
 export default function evaluate(task: EvaluateTask): EvaluateResult {

@@ -3,12 +3,13 @@
  * never ended while a thread is still loading it (worker-pool.ts).
  *
  * Why: piscina's threads load the entry with require(), which on Node >= 20.19 loads an ES
- * module synchronously (require(esm)). A thread terminated during that load aborts the whole
- * process: "FATAL ERROR: v8::Module::IsGraphAsync must be used on an instantiated module"
- * (Node's ModuleWrap::InstantiateSync goes on after the termination), SIGABRT. On a loaded
- * machine a thread can still be loading when the service already answers, and a SIGTERM then
- * ended the service that way: 2 of 400 such stops, and once in test startup-exclusive (a null
- * exit code instead of 0).
+ * module synchronously (require(esm)), and a thread terminated anywhere in that require()
+ * aborts the whole process (SIGABRT): "FATAL ERROR: v8::Module::IsGraphAsync must be used on
+ * an instantiated module" when it lands before the module is instantiated, "Assertion failed:
+ * facade->InstantiateModule(...)" in ModuleWrap::CreateRequiredModuleFacade when it lands after
+ * the module was evaluated. On a loaded machine a thread can still be loading when the service
+ * already answers, and a SIGTERM then ended the service that way: 2 of 400 such stops, and
+ * once in test startup-exclusive (a null exit code instead of 0).
  */
 import { isMainThread, parentPort, threadId } from 'node:worker_threads';
 
@@ -19,10 +20,14 @@ export interface ThreadLoaded {
   threadId: number;
 }
 
-/** Called at the end of a pool entry module's top level; does nothing on the main thread. */
+/**
+ * Called from a pool entry module's top level (does nothing on the main thread). It posts in a
+ * microtask: that runs only once the require() loading the module has returned, facade and
+ * all, whereas the top level itself still runs inside it.
+ */
 export function announceThreadLoaded(): void {
   if (isMainThread) return;
-  parentPort?.postMessage({ type: THREAD_LOADED, threadId } satisfies ThreadLoaded);
+  queueMicrotask(() => parentPort?.postMessage({ type: THREAD_LOADED, threadId } satisfies ThreadLoaded));
 }
 
 export function isThreadLoaded(m: unknown): m is ThreadLoaded {
