@@ -28,6 +28,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './free-port.js';
+import { holdsPort } from './port-owner.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const MAIN_JS = join(REPO_ROOT, 'dist', 'src', 'main.js');
@@ -209,7 +210,8 @@ async function launch(opts: StartOptions, dataDir: string): Promise<TestServer> 
     try {
       const r = await fetch(baseUrl + '/', { signal: AbortSignal.timeout(2_000) });
       await r.arrayBuffer();
-      if (r.status === 200) break;
+      // Ours, not another process that took the port first (port-owner.ts).
+      if (r.status === 200 && holdsPort(proc.pid!, port) !== false) break;
     } catch {
       // not listening yet
     }
