@@ -38,6 +38,7 @@ import { DIST, startChild, type Child } from './lib/processes.js';
 import { apiKeysFor, outcomeRequests, routeRequests, sampleRules, type BenchRequest } from './lib/requests.js';
 import { median } from './lib/scenario-metrics.js';
 import { sameRunRatios } from './lib/same-run.js';
+import { scrapeEverySecond } from './lib/scrape-loop.js';
 import { seed } from './lib/seed.js';
 import { HAVE_TASKSET, requireWrk, runWrk, type WrkResult } from './lib/wrk.js';
 
@@ -128,17 +129,6 @@ const runRow = (r: Run) => ({
   load1: r2(r.load1),
   disturbed: r.disturbed ? 'yes' : '',
 });
-
-async function scrapeEverySecond(url: string, until: () => boolean): Promise<number> {
-  let n = 0;
-  while (!until()) {
-    const res = await fetch(url + '/metrics/');
-    await res.text();
-    if (res.status === 200) n++;
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-  return n;
-}
 
 async function main(): Promise<void> {
   requireWrk();

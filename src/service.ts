@@ -46,6 +46,7 @@ import { buildOpenApi } from './schemas/openapi.js';
 import { SharedTables } from './shm/tables.js';
 import { DataDirLock } from './store/data-dir-lock.js';
 import { listenExclusive } from './http/listen.js';
+import { restoreFastPrototypes } from './fast-prototypes.js';
 import { openStore } from './store/open-store.js';
 import { registerStoreGauges } from './metrics/store-gauges.js';
 import { TenantRegistry } from './tenants/registry.js';
@@ -198,6 +199,8 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
     const server = uws.App();
     router.mount(server, endpoints);
 
+    // Every module is loaded by now (the cluster client included): undo what they did to V8's prototypes.
+    restoreFastPrototypes();
     const listenSocket = await listenExclusive(server, config.host, config.port);
     const port = uws.us_socket_local_port(listenSocket);
     if (config.apiKeys === null) {

@@ -246,6 +246,28 @@ const recovery: ScenarioFactory = (o = {}) => {
   });
 };
 
+/**
+ * A partial outage that ends: 60% technical errors (flapping's mix, a quarter of them
+ * timeouts) for 120 s, then healthy. What a failover on a partial outage (a flapper from the
+ * start, src/tiers/tier1/backoff.ts isPartialOutage) costs in recovery time.
+ */
+const partialRecovery: ScenarioFactory = (o = {}) => {
+  const name = 'partial-recovery';
+  const at = o.incidentAtMs ?? DEFAULT_INCIDENT_AT_MS;
+  const endMs = at + 120_000;
+  return scenario({
+    name,
+    description: 'Primary at 60 % technical errors for 120 s, then fully healthy: the engine must come back',
+    durationMs: o.durationMs ?? endMs + TAIL_MS,
+    ...processors(name, { errorRate: windows(BASE_ERROR_RATE, [{ startMs: at, endMs, value: 0.6 }]) }),
+    phases: [
+      { startMs: 0, name: 'baseline' },
+      { startMs: at, name: 'outage' },
+      { startMs: endMs, name: 'recovered' },
+    ],
+  });
+};
+
 /** Approval rates of the two processors cross linearly over the whole run (default 30 min). */
 const drift: ScenarioFactory = (o = {}) => {
   const name = 'drift';
@@ -300,6 +322,7 @@ export const SCENARIOS: Record<string, ScenarioFactory> = {
   'flapping-10': flapping10,
   'benign-bump': benignBump,
   recovery,
+  'partial-recovery': partialRecovery,
   'secondary-better': steadyFactory(
     'secondary-better',
     'No incident, but the secondary approves 0.96 against the primary 0.90',

@@ -19,6 +19,7 @@ import {
   type StatusName,
 } from '../shm/layout.js';
 import { readDecision, type DecisionFields } from '../shm/decision.js';
+import { readHealthConsistently } from '../shm/health-seqlock.js';
 import { processorRows, type SharedTables } from '../shm/tables.js';
 import { processorRowOffset, ruleIndex, ruleSegment } from '../shm/slots.js';
 import type { LiveRule } from '../tenants/tenant.js';
@@ -67,7 +68,12 @@ export function processorHealth(tables: SharedTables, rule: LiveRule, k: 0 | 1, 
 
 const scratch: DecisionFields = { primaryShare: 1, source: DecisionSource.Rules, failProbPrimary: NaN, failProbSecondary: NaN };
 
+/** The rule's health as one consistent reading (see shm/health-seqlock.ts). */
 export function ruleHealth(tables: SharedTables, rule: LiveRule, predictionEnabled: boolean): RuleHealth {
+  return readHealthConsistently(ruleSegment(tables.ruleSegs, rule.slot), ruleIndex(rule.slot), () => readRuleHealth(tables, rule, predictionEnabled));
+}
+
+function readRuleHealth(tables: SharedTables, rule: LiveRule, predictionEnabled: boolean): RuleHealth {
   const d = readDecision(ruleSegment(tables.ruleSegs, rule.slot), ruleIndex(rule.slot), scratch);
   const override = rule.override ?? null;
   if (override !== null) {

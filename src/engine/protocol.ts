@@ -37,6 +37,8 @@ export interface EvaluateResult {
   /** Active rules evaluated (inactive slots are skipped). */
   evaluatedSlots: number;
   durationMs: number;
+  /** Sleeps the pool thread took between bursts of the task (worker/bursts.ts); absent on the main thread. */
+  pauses?: number;
   /**
    * Epoch ms at which the shard wants another evaluation ahead of the cycle (a processor in
    * slow-start recovery: its probe ladder moves one batch at a time); absent: the cycle will do.

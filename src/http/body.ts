@@ -4,6 +4,7 @@
  * one chunk (the route path's case) is handed over as a view of uWS's buffer, which `bodyDone`
  * must consume before it returns (the router parses it at once).
  */
+import { Buffer } from 'node:buffer'; // not the global: an accessor on globalThis, a getter call per use (see router.ts)
 import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
 import { enterUwsCallback, leaveUwsCallback } from './reply.js';
 

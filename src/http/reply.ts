@@ -33,10 +33,11 @@ export function statusLine(status: number): string {
 /**
  * Status line and Content-Type of a JSON reply as one precomputed block: uWS writes the status
  * it is given followed by CRLF, and a header as `name: value` CRLF, so passing both to
- * writeStatus puts the same bytes on the wire with one call into uWS instead of two.
+ * writeStatus puts the same bytes on the wire with one call into uWS instead of two. Kept as
+ * bytes: uWS measures and encodes a string argument on every call, bytes it copies as they are.
  */
-const JSON_HEAD: Record<number, string> = Object.fromEntries(
-  Object.entries(STATUS_TEXT).map(([code, line]) => [code, `${line}\r\nContent-Type: application/json`]),
+const JSON_HEAD: Record<number, Buffer> = Object.fromEntries(
+  Object.entries(STATUS_TEXT).map(([code, line]) => [code, Buffer.from(`${line}\r\nContent-Type: application/json`, 'latin1')]),
 );
 
 /** Per-request response state the router tracks. */

@@ -6,6 +6,11 @@
  * unknown path → 404, OPTIONS → CORS preflight. POSTs to the hot endpoints in their usual
  * form take a fast path (serveHot, hot-path.ts) with the same decoding, handler and replies.
  */
+import { Buffer } from 'node:buffer';
+// Imported, not the globals: Node defines globalThis.performance and globalThis.Buffer as
+// accessors, so each use of the global in optimized code is a generic global load and a getter
+// call (per request on the route path); a module binding is a constant.
+import { performance } from 'node:perf_hooks';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
 import { errorBody, errors, ServiceError } from '../errors.js';
 import type { ApiKeyTable, KeyGrant } from './api-keys.js';

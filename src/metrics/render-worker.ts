@@ -7,10 +7,13 @@
  * priority first, as the evaluation pool's threads do (engine/worker/priority.ts): when the
  * server has one core, the route path wins it.
  * It keeps each tenant's rule columns between renderings (sent again only when they change).
+ * It renders and compresses in short bursts with a brief sleep between them (bursts.ts): a
+ * nice value makes its turns rarer, not shorter, and each turn the front thread waits for.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { gzipSync } from 'node:zlib';
+import { Bursts } from '../engine/worker/bursts.js';
 import { lowerThreadPriority } from '../engine/worker/priority.js';
+import { gzipInPieces } from './gzip-pieces.js';
 import { ruleSegmentViews, type RuleSegmentViews } from '../shm/layout.js';
 import type { FromRenderThread, RenderRequest, RenderThreadData } from './render-protocol.js';
 import { ruleFamilyChunks, type RenderTenant, type RuleColumns } from './rule-families.js';
@@ -40,6 +43,8 @@ class ByteWriter {
 }
 
 const out = new ByteWriter();
+const bursts = new Bursts();
+const pause = () => void bursts.pause();
 
 /** A buffer that owns its whole ArrayBuffer (small results of zlib may sit in Node's shared pool). */
 function ownBuffer(b: Buffer): ArrayBuffer {
@@ -59,10 +64,14 @@ function render(m: RenderRequest): FromRenderThread {
     if (c === undefined || c.version !== t.version) throw new Error(`no rule list for tenant ${t.tenantId} at version ${t.version}`);
     tenants.push({ rules: c.rules, predictionEnabled: t.predictionEnabled });
   }
+  bursts.begin();
   out.length = 0;
   out.write(m.front);
-  for (const chunk of ruleFamilyChunks(segs, tenants)) out.write(chunk);
-  const gzip = ownBuffer(gzipSync(out.buf.subarray(0, out.length), { level: 4 }));
+  for (const chunk of ruleFamilyChunks(segs, tenants)) {
+    out.write(chunk);
+    bursts.pause();
+  }
+  const gzip = ownBuffer(gzipInPieces(out.buf.subarray(0, out.length), pause));
   return { type: 'rendered', id: m.id, gzip, plainBytes: out.length, renderMs: performance.now() - t0 };
 }
 

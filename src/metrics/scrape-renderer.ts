@@ -3,7 +3,8 @@
  * engine, webhooks, cluster, process; small) followed by the per-rule families (nearly all of
  * the text: 26 MB at 20,000 active rules at Tier 3). The per-rule families are rendered by the
  * metrics render thread from the shared tables, which also compresses the whole text; the front
- * thread renders only its registry part and posts it with the request. When the thread is down,
+ * thread renders only its registry part (in slices: registry-text.ts) and posts it with the
+ * request. When the thread is down,
  * the whole text is rendered on the front thread in time slices (sliced-render.ts), as before
  * the thread existed; `service_metrics_renderings_total{thread}` and
  * `service_metrics_render_thread_up` show which way scrapes are being rendered.
@@ -13,6 +14,7 @@ import type { SharedTables } from '../shm/tables.js';
 import type { TenantRegistry } from '../tenants/registry.js';
 import { LabelCatalogue } from './label-catalogue.js';
 import type { Metrics } from './registry.js';
+import { registryText } from './registry-text.js';
 import { registerComputed } from './request-metrics.js';
 import type { RenderThread } from './render-thread.js';
 import { ruleFamilyChunks } from './rule-families.js';
@@ -56,7 +58,7 @@ export class ScrapeRenderer {
         // The registry part once the thread is up (the first scrape starts it), so that both
         // parts of the text are of the same moment.
         await this.thread.started();
-        front = await this.metrics.registry.metrics();
+        front = await registryText(this.metrics.registry);
         const scrape = await this.thread.render(front, this.catalogue.entries(), this.tables.segments().rules);
         this.renderings.inc({ thread: 'render' });
         return scrape;
@@ -64,7 +66,7 @@ export class ScrapeRenderer {
         // Logged by the thread's supervisor; this rendering is done here instead.
       }
     }
-    front ??= await this.metrics.registry.metrics();
+    front ??= await registryText(this.metrics.registry);
     const tenants = this.catalogue.entries();
     const scrape = await renderSliced(
       (function* (segs) {

@@ -12,7 +12,7 @@
  * `constructor`) is an ordinary key.
  */
 import { ATTRIBUTE_COUNT, WILDCARD } from './attributes.js';
-import { MatchMemo, NOT_MEMOISED } from './match-memo.js';
+import { MatchMemo, MISS } from './match-memo.js';
 
 type Children<T> = Record<string, Node<T> | undefined>;
 
@@ -118,11 +118,11 @@ export class RuleTrie<T> {
    */
   match(values: readonly (string | null)[]): T | undefined {
     const memo = (this.memo ??= new MatchMemo<T>());
-    const slot = MatchMemo.slotOf(values);
-    const known = memo.find(slot, values);
-    if (known !== NOT_MEMOISED) return known;
+    const set = MatchMemo.setOf(values);
+    const entry = memo.find(set, values);
+    if (entry !== MISS) return memo.answerAt(entry);
     const found = this.walk(this.root, values, 0);
-    memo.remember(slot, values, found);
+    memo.remember(set, values, found);
     return found;
   }
 

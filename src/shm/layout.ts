@@ -42,6 +42,14 @@ export const RI_COMMAND = 8; // ManualCommand an operator asked for (front write
  */
 export const RI_REMOTE_RUN_PRIMARY = 9;
 export const RI_REMOTE_RUN_SECONDARY = 10;
+/**
+ * Seqlock version of the rule's published health as a whole: both processor rows and the
+ * decision fields, odd while the worker evaluating the rule writes them (Atomics). A health
+ * read (engine/health-view.ts) retries until it saw no write, so it never pairs a new status
+ * with an old decision, or one processor's new bandit weight with the other's old one. The
+ * route path does not use it: RI_SEQ guards the few fields it reads.
+ */
+export const RI_HEALTH_SEQ = 11;
 export const RULE_I32_STRIDE = 12;
 
 // ── per rule, Float64 fields ─────────────────────────────────────────────────────────────

@@ -9,6 +9,7 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import { StoreConflict, type Collection, type CollectionOptions, type Log, type Store, type WriteBatch } from './store.js';
 import { Quarantine } from './lmdb-quarantine.js';
 import { decodeLogKey as decodeKey, encodeLogKey as encodeKey } from './log-cursor.js';
+import { cachedReading } from './cached-reading.js';
 import { reserveBytes, StoreHealth, type StoreStatus } from './store-health.js';
 
 const MAX_KEY = '\uffff';
@@ -200,6 +201,13 @@ function volumeBytesAt(path: string): number | undefined {
   }
 }
 
+/**
+ * A free-space reading is reused for this long: the writes of one millisecond (at most a few
+ * hundred KB) cannot use up the reserve (≥ 16 MiB unless the volume is tiny), and a slice of
+ * checkpoint writes no longer makes a statfs() call per record.
+ */
+const FREE_SPACE_TTL_MS = 1;
+
 function freeBytesAt(path: string): number | undefined {
   try {
     const s = statfsSync(path);
@@ -234,6 +242,8 @@ export class LmdbStore implements Store {
   /** Free space below which writes are refused without reaching LMDB (see reserveBytes). */
   private readonly reserve: number;
   private readonly guard: Guard = (write) => this.guarded(write);
+  /** Free space for the reserve check, read at most once per FREE_SPACE_TTL_MS. */
+  private readonly freeBytes: () => number | undefined;
 
   constructor(path: string) {
     mkdirSync(path, { recursive: true });
@@ -242,6 +252,7 @@ export class LmdbStore implements Store {
       () => freeBytesAt(path),
     );
     this.reserve = reserveBytes(volumeBytesAt(path));
+    this.freeBytes = cachedReading(() => freeBytesAt(path), FREE_SPACE_TTL_MS);
     this.path = path;
     this.root = open({ path, noSubdir: false, compression: false, overlappingSync: false, maxDbs: 64 });
     this.quarantine = new Quarantine(this.root, (write) => {
@@ -255,7 +266,7 @@ export class LmdbStore implements Store {
    * unobserved that promise is an unhandled rejection, which used to kill the process.
    */
   private async guarded<T>(write: () => Promise<T>): Promise<T> {
-    const free = freeBytesAt(this.path);
+    const free = this.freeBytes();
     if (free !== undefined && free < this.reserve) throw this.health.refusedForSpace(free, this.reserve);
     let result: T;
     try {

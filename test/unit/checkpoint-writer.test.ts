@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CHECKPOINT_LENGTH, snapshotRule } from '../../src/engine/checkpoint.js';
-import { CheckpointWriter } from '../../src/engine/checkpoint-writer.js';
+import { CheckpointWriter, SLICE_MS } from '../../src/engine/checkpoint-writer.js';
 import { PF_STATUS, PF_SUCCESS_RATE, RI_WINDOW_PRIMARY } from '../../src/shm/layout.js';
 import { processorRowOffset, ruleI32Base, ruleSegment } from '../../src/shm/slots.js';
 import { SharedTables } from '../../src/shm/tables.js';
@@ -70,6 +70,21 @@ describe('CheckpointWriter', () => {
     expect(r4.value).toHaveLength(CHECKPOINT_LENGTH);
     expect(Array.isArray(r4.value)).toBe(true);
     expect(r4.value).toEqual(Array.from(snapshotRule(tables, tenant.rules.get('r4')!.slot)));
+  });
+
+  it('keeps each slice within SLICE_MS of work', async () => {
+    const tables = new SharedTables();
+    const tenant = tenantWith(tables, 3000, () => true);
+    const { c, puts } = slowCollection(); // ~20 µs a put
+    const w = new CheckpointWriter({ tables, checkpoints: c, track: () => {}, minGapMs: 1000 });
+    w.request(tenant);
+    await settle(w);
+    const perTurn = new Map<number, number>();
+    for (const p of puts) perTurn.set(p.turn, (perTurn.get(p.turn) ?? 0) + 1);
+    const counts = [...perTurn.values()].sort((a, b) => a - b);
+    // The median slice (robust to the odd preemption on a busy machine): SLICE_MS of puts, plus the one that crossed it.
+    expect(counts[counts.length >> 1]).toBeLessThanOrEqual(Math.ceil(SLICE_MS / 0.02) + 1);
+    expect(counts[counts.length >> 1]).toBeGreaterThanOrEqual(Math.floor(SLICE_MS / 0.02 / 2));
   });
 
   it('writes the snapshot taken when asked, skips a rule deleted meanwhile, and keeps the gap', async () => {

@@ -18,10 +18,12 @@ import {
   RULE_I32_STRIDE,
 } from '../../src/shm/layout.js';
 import { SharedTables } from '../../src/shm/tables.js';
+import { ruleI32Base, ruleSegment, windowIndex, windowSegment } from '../../src/shm/slots.js';
 import { OutcomeKind, recordOutcome } from '../../src/shm/window.js';
 import { FAST_PATH_RUN, resolveTier1Config } from '../../src/tiers/tier1/config.js';
 import { DEFAULT_LATER_TIERS } from '../../src/tiers/config.js';
 import { EngineScheduler } from '../../src/engine/scheduler.js';
+import { BURST_MS } from '../../src/engine/worker/bursts.js';
 import type { EvaluateResult } from '../../src/engine/protocol.js';
 import type { Transition } from '../../src/engine/transitions.js';
 
@@ -91,6 +93,39 @@ describe('EngineScheduler with the piscina pool', () => {
       // The worker wrote the status into shared memory.
       expect(tables.ruleSegs[0].procF64[slot * PROCS_PER_RULE * PROC_F64_STRIDE + PF_STATUS]).toBe(ProcessorStatus.FailedOver);
       expect(sched.stats()).toMatchObject({ earlyEvaluations: 1, tasksFailed: 0 });
+    } finally {
+      await sched.stop();
+    }
+  });
+
+  it('runs a long task in short bursts with sleeps between them', async () => {
+    const tables = new SharedTables();
+    const now = Date.now();
+    const slots: number[] = [];
+    for (let r = 0; r < 3000; r++) {
+      const slot = tables.allocRule(0.9, false);
+      const w = tables.allocWindow();
+      ruleSegment(tables.ruleSegs, slot).ruleI32[ruleI32Base(slot) + RI_WINDOW_PRIMARY] = w;
+      for (let i = 0; i < 5; i++) recordOutcome(windowSegment(tables.windowSegs, w), windowIndex(w), now - i, OutcomeKind.Success, 100);
+      slots.push(slot);
+    }
+    const results: EvaluateResult[] = [];
+    const config = { tier1: resolveTier1Config(), predictionEnabled: false, banditEnabled: false, ...DEFAULT_LATER_TIERS };
+    const sched = new EngineScheduler({
+      tables,
+      getShards: () => [{ shardId: 'big', slots, config }],
+      onTransitions: () => {},
+      onEvaluated: (_id, r) => results.push(r),
+      workerFile: WORKER,
+      maxThreads: 1,
+    });
+    try {
+      await sched.runCycle();
+      expect(results).toHaveLength(1);
+      expect(results[0].evaluatedSlots).toBe(3000);
+      // Well over 1 ms of work (~2-20 µs a rule), at most BURST_MS of it between two sleeps
+      // (the bound itself: bursts.test.ts).
+      expect(results[0].pauses).toBeGreaterThanOrEqual(Math.floor(3000 * 0.002 / BURST_MS / 2));
     } finally {
       await sched.stop();
     }

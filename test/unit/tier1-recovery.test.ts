@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { PF_STATUS } from '../../src/shm/layout.js';
 import { Sim, countEvents, type Model } from './tier1-harness.js';
+import { DEFAULT_TIER1_CONFIG as cfg } from '../../src/tiers/tier1/config.js';
 
 /** Primary error rate by phase: [until, err] pairs, then `after`. */
 function phases(list: [number, number][], after: number): Model {
@@ -216,6 +217,54 @@ describe('recovery', () => {
     expect(probes / rounds).toBeLessThanOrEqual(3);
     expect(probes / total).toBeLessThan(0.02);
     expect(countEvents(s.transitions)).toEqual({ 'failover.triggered[0]': 1 });
+  });
+
+  it('a partial outage (60% errors) at 2 tx/s is a flapper from its failover: a probation at the bare share, probes a fraction of a total outage\'s', () => {
+    // Probes routed to the primary after its failover, over 10 minutes of outage, 5 seeds, and
+    // the highest probe share published in the 45 s after failovers on a rate (at 60% errors a
+    // run of 10 failures trips it first now and then: that failover looks total).
+    const probes = (err: number) => {
+      let routed = 0;
+      let firstShare = 0;
+      let rateTrips = 0;
+      for (let seed = 1; seed <= 5; seed++) {
+        const s = new Sim({ seed });
+        let atFailover = -1;
+        let failoverT = Infinity;
+        const shares: number[] = [];
+        s.run(720_000, {
+          rate: 2,
+          model: phases([[60_000, 0.01]], err),
+          onEval: (t) => {
+            if (atFailover < 0 && s.status(0) === 'failed_over') {
+              atFailover = s.routed[0];
+              failoverT = t;
+            }
+            if (t > failoverT && t < failoverT + 45_000) shares.push(s.share());
+          },
+        });
+        routed += s.routed[0] - atFailover;
+        if (s.first('failover.triggered')!.triggerValue < 1 || err === 1) {
+          rateTrips++;
+          firstShare = Math.max(firstShare, ...shares);
+        }
+      }
+      return { share: routed / ((5 * 2 * 660_000) / 1000), firstShare, rateTrips };
+    };
+    const partial = probes(0.6);
+    const total = probes(1);
+    console.log(
+      `probes after the failover at 2 tx/s: partial outage ${(100 * partial.share).toFixed(2)}% of traffic (first 45 s: ≤ ${partial.firstShare}), ` +
+        `total outage ${(100 * total.share).toFixed(2)}% (first 45 s: ≤ ${total.firstShare})`,
+    );
+    // A total outage is probed at the 1 probe/s floor (50% at 2 tx/s) 5 s after its failover,
+    // its rounds dying on their first probe (2% of the traffic by their budget); a partial one
+    // sits out a probation at the bare 2% first, and its rounds, which would meet successes and
+    // fail 2-5 probes later at the floor, are budgeted as a flapper's.
+    expect(total.firstShare).toBe(0.5);
+    expect(partial.rateTrips).toBeGreaterThanOrEqual(3);
+    expect(partial.firstShare).toBe(cfg.probeShare);
+    expect(partial.share).toBeLessThan(total.share / 2);
   });
 });
 

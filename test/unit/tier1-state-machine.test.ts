@@ -6,7 +6,7 @@ import { newProcHealth } from '../../src/tiers/tier1/health.js';
 import { FOLLOW_UP_MARGIN_MS, TOP_PROBE_STEP, followUpAt, tier1Overrides, tier1Share } from '../../src/tiers/tier1/share.js';
 import { newSignals, type Signals } from '../../src/tiers/tier1/signals.js';
 import { Role, stepProcessor, type StatusChange } from '../../src/tiers/tier1/state-machine.js';
-import { FLAPPER_BUDGET_FACTOR, PROBATION_FACTOR, failedRoundMs, probationMs, suspensionMs } from '../../src/tiers/tier1/backoff.js';
+import { FLAPPER_BUDGET_FACTOR, PARTIAL_OUTAGE_RATE, PROBATION_FACTOR, failedRoundMs, isPartialOutage, probationMs, suspensionMs } from '../../src/tiers/tier1/backoff.js';
 import { newProcState, type ProcState } from '../../src/tiers/tier1/state.js';
 
 const cfg = resolveTier1Config();
@@ -148,6 +148,63 @@ describe('state machine', () => {
     expect(st.probeResumeMs - t).toBe(2 * cfg.probeBackoffBaseMs);
   });
 
+  it('a failover on a partial outage (a rate below 90% errors) makes a flapper from the start; a total outage does not', () => {
+    const base = cfg.probeBackoffBaseMs;
+    expect(PARTIAL_OUTAGE_RATE).toBe(0.9);
+    expect([isPartialOutage(0.45), isPartialOutage(0.89), isPartialOutage(0.9), isPartialOutage(1)]).toEqual([true, true, false, false]);
+    // 50% technical errors over every horizon: it still completes half its payments.
+    const partial = newProcState();
+    expect(step(partial, sig({ n: 300, errors: 150 }), Role.Primary, T0)).toMatchObject([{ event: 'failover.triggered', triggerValue: 0.5 }]);
+    expect([partial.trips, partial.lastTripMs, partial.probeResumeMs - T0]).toEqual([2, T0, 2 * base]);
+    expect(probationMs(partial, cfg)).toBe(PROBATION_FACTOR * 2 * base);
+    // A run of failures, or a rate trip at ≥ 90%: a total outage, probed at once and without a probation.
+    const run = newProcState();
+    step(run, sig({ run: 10 }), Role.Primary, T0);
+    const total = newProcState();
+    expect(step(total, sig({ n: 100, errors: 95 }), Role.Primary, T0)).toMatchObject([{ event: 'failover.triggered', triggerValue: 0.95 }]);
+    for (const st of [run, total]) expect([st.trips, st.probeResumeMs - T0, probationMs(st, cfg)]).toEqual([1, base, 0]);
+    // A partial outage that ends later: its next failover in the streak counts 3, as a flapper's would.
+    partial.status = ProcessorStatus.Healthy;
+    step(partial, sig({ n: 300, errors: 150, nowMs: T0 + 60_000 }), Role.Primary, T0 + 60_000);
+    expect(partial.trips).toBe(3);
+  });
+
+  it('a climb that ends on a run of failures with no success just credited marks a flapper; a stray pair among successes does not', () => {
+    const climbThenFail = (lastOk: number, run: number): ProcState => {
+      const st = newProcState();
+      step(st, sig({ run: 10 }), Role.Primary, T0);
+      let t = st.probeResumeMs + 2000;
+      probe(st, Role.Primary, t, cfg.minProbeSamples);
+      expect(st.probeStep).toBe(1);
+      // Two clean probes in the new step (at the quiet-rule floor a step spans seconds)...
+      t += 1000;
+      probe(st, Role.Primary, t, 2);
+      // ...then the bucket that ends the round: 2 technical errors, with or without a success.
+      t += 1000;
+      expect(step(st, sig({ newOk: lastOk, newTech: 2, run, nowMs: t }), Role.Primary, t)).toEqual([]);
+      expect([st.probeStep, st.probeResumeMs > t]).toEqual([0, true]);
+      return st;
+    };
+    // 2 of 4 in the step and 2 of 7 in the phase are not credibly above 15%: the run decides.
+    expect(climbThenFail(0, 2).trips).toBe(2);
+    expect(climbThenFail(1, 2).trips).toBe(1);
+    expect(climbThenFail(0, 1).trips).toBe(1);
+  });
+
+  it('a round with successes whose whole phase is credibly above the degrade threshold marks a flapper, even before it climbs', () => {
+    // One success and two technical errors in the first bucket: up and down within the round.
+    const mixed = newProcState();
+    step(mixed, sig({ run: 10 }), Role.Primary, T0);
+    const t = mixed.probeResumeMs + 2000;
+    probe(mixed, Role.Primary, t, 1, 2);
+    expect([mixed.probeStep, mixed.trips, mixed.probeResumeMs - t]).toEqual([0, 2, 2 * cfg.probeBackoffBaseMs]);
+    // Two technical errors and no success: a processor simply still down, not a flapper.
+    const down = newProcState();
+    step(down, sig({ run: 10 }), Role.Primary, T0);
+    probe(down, Role.Primary, t, 0, 2);
+    expect([down.trips, down.probeResumeMs - t]).toEqual([1, cfg.probeBackoffBaseMs]);
+  });
+
   it('at the top step, 2 stray errors among many clean probes are no burst; more than the recovery threshold is', () => {
     const st = newProcState();
     step(st, sig({ run: 10 }), Role.Primary, T0);
@@ -196,23 +253,18 @@ describe('state machine', () => {
   it('on a quiet rule a failed round suspends until its failed probes are probeShare of the traffic', () => {
     const st = newProcState();
     step(st, sig({ run: 10 }), Role.Primary, T0);
+    // Rounds that meet a processor still down (no success: not a flapper, backoff.ts flappedInRound).
     let t = st.probeResumeMs + 1000;
     // 2 tx/s: 3 failed probes are 2% of 75 s of traffic (150 payments).
-    probe(st, Role.Primary, t, 1, 0, 2);
-    t += 1000;
     probe(st, Role.Primary, t, 0, 3, 2);
-    expect(st.probeStep).toBe(0);
+    expect([st.probeStep, st.trips]).toEqual([0, 1]);
     expect(st.probeResumeMs - t).toBe(75_000);
     // 50 tx/s: 3 failed probes are 2% of 3 s, less than the streak's suspension, which applies.
     t = st.probeResumeMs + 1000;
-    probe(st, Role.Primary, t, 1, 0, 50);
-    t += 1000;
     probe(st, Role.Primary, t, 0, 3, 50);
     expect(st.probeResumeMs - t).toBe(cfg.probeBackoffBaseMs);
     // Never longer than the longest back-off.
     t = st.probeResumeMs + 1000;
-    probe(st, Role.Primary, t, 1, 0, 0.1);
-    t += 1000;
     probe(st, Role.Primary, t, 0, 3, 0.1);
     expect(st.probeResumeMs - t).toBe(cfg.probeBackoffMaxMs);
   });

@@ -223,18 +223,51 @@ describe('RuleTrie match memo', () => {
     const t = new RuleTrie<string>();
     t.insert(k('US', 'USD'), 'usd');
     t.insert(k('US', 'EUR'), 'eur');
-    const memo = MatchMemo.slotOf(tx('US', 'USD'));
+    const memo = MatchMemo.setOf(tx('US', 'USD'));
     // Find a tuple of another currency that lands in the same slot.
     let other: (string | null)[] | undefined;
     const L = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
     for (let i = 0; i < 26 * 26 * 26 && !other; i++) {
       const v = tx('US', L[i % 26] + L[Math.floor(i / 26) % 26] + L[Math.floor(i / 676)]);
-      if (v[1] !== 'USD' && v[1] !== 'EUR' && MatchMemo.slotOf(v) === memo) other = v;
+      if (v[1] !== 'USD' && v[1] !== 'EUR' && MatchMemo.setOf(v) === memo) other = v;
     }
     expect(other).toBeDefined();
     expect(t.match(tx('US', 'USD'))).toBe('usd');
     expect(t.match(other!)).toBeUndefined();
     expect(t.match(tx('US', 'USD'))).toBe('usd');
     expect(t.match(tx('US', 'EUR'))).toBe('eur');
+  });
+});
+
+describe('MatchMemo.setOf', () => {
+  const L = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+  const countries = Array.from({ length: 676 }, (_, i) => L[Math.floor(i / 26)] + L[i % 26]);
+
+  it('spreads tuples that differ in any one position over the sets', () => {
+    // The first position varies, the rest are fixed: the usual traffic of one merchant.
+    const byCountry = new Set(countries.map((c) => MatchMemo.setOf([c, 'USD', 'card', 'visa', 'one_time', 'standard'])));
+    // The last position varies.
+    const byTier = new Set(countries.map((c) => MatchMemo.setOf(['US', 'USD', 'card', 'visa', 'one_time', c])));
+    // A random hash puts 676 keys into all but about one of 128 sets; demand nearly that.
+    expect(byCountry.size).toBeGreaterThan(120);
+    expect(byTier.size).toBeGreaterThan(120);
+  });
+
+  it("answers a merchant's 40 usual tuples from the memo once it has seen them", () => {
+    const t = new RuleTrie<string>();
+    for (const c of countries) t.insert(k(c, 'EUR'), c);
+    let walks = 0;
+    const walk = (t as unknown as { walk: (...a: unknown[]) => unknown }).walk;
+    (t as unknown as { walk: (...a: unknown[]) => unknown }).walk = function (this: unknown, ...a: unknown[]) {
+      if (a[2] === 0) walks++;
+      return walk.apply(this, a);
+    };
+    const usual = countries.slice(100, 140).map((c) => tx(c, 'EUR'));
+    for (const v of usual) expect(t.match(v)).toBe(v[0]);
+    expect(walks).toBe(40);
+    walks = 0;
+    for (let pass = 0; pass < 3; pass++) for (const v of usual) expect(t.match(v)).toBe(v[0]);
+    // One entry per place missed about one tuple in seven here; two per set, none or a few.
+    expect(walks).toBeLessThanOrEqual(6);
   });
 });

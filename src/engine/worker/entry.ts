@@ -2,7 +2,10 @@
  * The piscina worker's entry (the scheduler loads it as ./worker/entry.js beside its own
  * compiled file): evaluate one shard (a tenant's rule slots) over shared memory and return
  * only the status transitions. Synchronous: the task touches nothing but shared memory.
- * The per-rule pipeline is rule.ts, the stage list stages.ts.
+ * The per-rule pipeline is rule.ts, the stage list stages.ts. On a pool thread a long task
+ * runs in short bursts with a brief sleep between them (bursts.ts), so that on a shared core
+ * the front thread never waits a whole scheduler time slice for it; a task of a few rules (an
+ * early evaluation) ends within its first burst.
  */
 import { performance } from 'node:perf_hooks';
 import { isMainThread } from 'node:worker_threads';
@@ -13,10 +16,13 @@ import type { RuleStage } from '../../tiers/stage.js';
 import { STAGES } from './stages.js';
 import { viewsFor } from './views.js';
 import { lowerThreadPriority } from './priority.js';
+import { Bursts } from './bursts.js';
 import { announceThreadLoaded } from './loaded.js';
 
-// In a pool thread only: benches and tests import this module on their main thread too.
+// In a pool thread only: benches and tests import this module on their main thread too,
+// which must neither be reniced nor sleep.
 if (!isMainThread) lowerThreadPriority();
+const bursts = isMainThread ? null : new Bursts();
 // Once this load is over, the pool may end this thread (loaded.ts).
 announceThreadLoaded();
 
@@ -27,23 +33,30 @@ export default function evaluate(task: EvaluateTask): EvaluateResult {
 /** `evaluate` with an explicit stage list (tests, and the place later tiers plug in). */
 export function evaluateWith(task: EvaluateTask, stages: readonly RuleStage[]): EvaluateResult {
   const t0 = performance.now();
+  bursts?.begin();
+  const pausesBefore = bursts?.pauses ?? 0;
   const views = viewsFor(task.tablesId, task.segments);
   if (task.healthOnly === true) {
     let n = 0;
-    for (let j = 0; j < task.slots.length; j++) if (refreshHealth(views, task.slots[j], task.nowMs)) n++;
-    return { transitions: [], evaluatedSlots: n, durationMs: performance.now() - t0, healthOnly: true };
+    for (let j = 0; j < task.slots.length; j++) {
+      if (refreshHealth(views, task.slots[j], task.nowMs)) n++;
+      bursts?.pause();
+    }
+    return { transitions: [], evaluatedSlots: n, durationMs: performance.now() - t0, healthOnly: true, ...(bursts !== null && { pauses: bursts.pauses - pausesBefore }) };
   }
   const transitions: Transition[] = [];
   let evaluatedSlots = 0;
   takeFollowUp(); // nothing left over from an earlier task that threw
   for (let j = 0; j < task.slots.length; j++) {
     if (evaluateRule(views, task.slots[j], task.nowMs, task.config, stages, transitions)) evaluatedSlots++;
+    bursts?.pause();
   }
   const followUpAtMs = takeFollowUp();
   return {
     transitions,
     evaluatedSlots,
     durationMs: performance.now() - t0,
+    ...(bursts !== null && { pauses: bursts.pauses - pausesBefore }),
     ...(followUpAtMs !== Infinity && { followUpAtMs }),
   };
 }

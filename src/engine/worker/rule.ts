@@ -4,6 +4,7 @@
  * publish the decision under the seqlock, and report status changes as transitions.
  */
 import { publishDecision, type DecisionFields } from '../../shm/decision.js';
+import { beginHealthWrite, endHealthWrite } from '../../shm/health-seqlock.js';
 import {
   DecisionSource,
   ManualCommand,
@@ -131,9 +132,15 @@ export function evaluateRule(
   }
 
   out = transitions;
-  followUpMs = Math.min(followUpMs, tier1.judge(ctx, runP, runS, command, toTransition));
-  runStages(ctx, stages, decision);
-  if (decisionChanged(seg, i, decision)) publishDecision(seg, i, decision);
+  // Both processor rows and the decision change together: a health read sees all or none.
+  beginHealthWrite(seg, i);
+  try {
+    followUpMs = Math.min(followUpMs, tier1.judge(ctx, runP, runS, command, toTransition));
+    runStages(ctx, stages, decision);
+    if (decisionChanged(seg, i, decision)) publishDecision(seg, i, decision);
+  } finally {
+    endHealthWrite(seg, i);
+  }
   return true;
 }
 
@@ -147,11 +154,17 @@ export function refreshHealth(views: TableViews, slot: number, nowMs: number): b
   if (seg === undefined) return false;
   const ib = ruleI32Base(slot);
   if (Atomics.load(seg.ruleI32, ib + RI_ACTIVE) !== 1) return false;
-  for (let k = 0 as 0 | 1; k < PROCS_PER_RULE; k++) {
-    const wi = Atomics.load(seg.ruleI32, ib + (k === 0 ? RI_WINDOW_PRIMARY : RI_WINDOW_SECONDARY));
-    if (wi < 0) continue;
-    readHealth(windowSegment(views.windows, wi), windowIndex(wi), nowMs, scratchHealth);
-    writeHealth(seg.procF64, processorRowOffset(slot, k), scratchHealth);
+  const i = ruleIndex(slot);
+  beginHealthWrite(seg, i);
+  try {
+    for (let k = 0 as 0 | 1; k < PROCS_PER_RULE; k++) {
+      const wi = Atomics.load(seg.ruleI32, ib + (k === 0 ? RI_WINDOW_PRIMARY : RI_WINDOW_SECONDARY));
+      if (wi < 0) continue;
+      readHealth(windowSegment(views.windows, wi), windowIndex(wi), nowMs, scratchHealth);
+      writeHealth(seg.procF64, processorRowOffset(slot, k), scratchHealth);
+    }
+  } finally {
+    endHealthWrite(seg, i);
   }
   return true;
 }

@@ -10,7 +10,7 @@ import type { ShadowObserver } from '../../shadow/shadow-service.js';
 import { classifyOutcome } from '../../routing/classify.js';
 import type { Tenant } from '../../tenants/tenant.js';
 import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';
-import { OUTCOME_ACCEPTED_JSON, routeReplyJson } from '../json-writers.js';
+import { OUTCOME_ACCEPTED_JSON, routeReplyBytes } from '../json-writers.js';
 import { outcomeReport as outcomeExample, routeRequest as routeExample, RULE_ID } from '../../schemas/examples.js';
 
 const routeRequest = compile(RouteRequest, plainRouteRequest);
@@ -42,7 +42,7 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
         if (shadow !== null && tenant.settings.shadowMode) shadow.routed(tenant, Date.now());
         // Memo key: the rule's slot and the side chosen (json-writers.ts).
         const side = decision.processor_id === rule.record.primary_id ? 0 : 1;
-        return { status: 200, body: routeReplyJson(decision, rule.slot * 2 + side) };
+        return { status: 200, body: routeReplyBytes(decision, rule.slot * 2 + side) };
       },
       doc: {
         summary: 'Choose the processor for a payment',

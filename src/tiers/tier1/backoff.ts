@@ -4,6 +4,7 @@
  * slow-start ladder before it may climb. Shared by the state machine (which steps) and the
  * share (which sets the probe share during the probation).
  */
+import { probAbove } from './beta.js';
 import type { Tier1Config } from './config.js';
 import type { ProcState } from './state.js';
 
@@ -16,12 +17,13 @@ export function suspensionMs(st: ProcState, cfg: Tier1Config): number {
  * How long a probe phase must stay clean at the bottom of the ladder before it may climb:
  * 0 after a first failover (an outage that ends should get its traffic back in seconds), the
  * streak's suspension times PROBATION_FACTOR once the processor is a flapper (trips ≥ 2: it
- * failed again after a recovery, or went down again while climbing, markFlapper): 40,
- * 80, 160 s … (capped at probeBackoffMaxMs). A flapping processor that climbed straight back
- * met its next down period with its whole share (a re-trip costs a run of failures, ~50 at
- * 20 tx/s when it fails 60% of payments), while at the bottom step a down period costs a
- * failed probe or two; so it must first stay up for longer than it flapped. With twice the
- * suspension, 30-40 s up periods still let it back in (and out).
+ * failed again after a recovery, went down again while probing, markFlapper, or failed over on
+ * a partial outage, isPartialOutage): 40, 80, 160 s … (capped at probeBackoffMaxMs). A
+ * flapping processor that climbed straight back met its next down period with its whole share
+ * (a re-trip costs a run of failures, ~50 at 20 tx/s when it fails 60% of payments), while at
+ * the bottom step a down period costs a failed probe or two; so it must first stay up for
+ * longer than it flapped. With twice the suspension, 30-40 s up periods still let it back in
+ * (and out).
  */
 export const PROBATION_FACTOR = 4;
 
@@ -65,13 +67,65 @@ export function inProbation(st: ProcState, cfg: Tier1Config, nowMs: number): boo
 }
 
 /**
- * A probe round that failed after climbing at least one step (clean batches), on a step
- * credibly above the degrade threshold (the watch's test, watch.ts: a bucket of 3 technical
- * errors, not 2 stray ones among a healthy processor's probes), met a processor that came back
- * and went down again within one phase: count it a flapper (trips ≥ 2, so the suspension is
- * at least 2·base and the probation applies) without growing the streak further, and keep
- * the streak alive. A processor simply still down fails its rounds at the bottom step and is
- * not marked; nor is a single outage that ends (its climb is clean).
+ * The error rate below which a failover is on a partial outage: the processor still completed
+ * at least a tenth of the payments over the horizon that tripped it (a failover on a run of
+ * consecutive failures, a total outage, has 1).
+ */
+export const PARTIAL_OUTAGE_RATE = 0.9;
+
+/**
+ * Whether a failover whose observed error rate (its trigger value) was `tripRate` is on a
+ * partial outage. Such a processor flaps payment by payment: a probe that succeeds says little
+ * (40% of them do at 60% errors), and a probe round that meets it does not end on its first
+ * probe, as a total outage's does, but after a burst, 2-5 failed payments later at the probe
+ * rate floor. It is a flapper from its first failover (registerTrip): a probation before it
+ * climbs, and failed rounds budgeted FLAPPER_BUDGET_FACTOR times thinner on quiet rules. An
+ * outage that ends after a run tripped it (the total outages the recovery targets are about)
+ * keeps the fast recovery. Cost: on a quiet rule a partial outage that ends is trusted again
+ * later (bench partial-recovery at 2 tx/s: healthy a median 177 s after its end instead of
+ * 85 s, 31 seeds; unchanged at 20 and 50 tx/s), time on the secondary, not failed payments.
+ */
+export function isPartialOutage(tripRate: number): boolean {
+  return tripRate < PARTIAL_OUTAGE_RATE;
+}
+
+/**
+ * Confidence that a failed round's whole phase is above the degrade threshold, with successes
+ * in it, for the round to show a processor up and down within it (flappedInRound). Lower than
+ * the failover confidence: the phase's successes dilute it, and a healthy processor's phase
+ * (2% errors) is never near it.
+ */
+export const PARTIAL_ROUND_CONFIDENCE = 0.95;
+
+/**
+ * Whether a failed probe round (it ended on a burst, a first failed probe or a phase credibly
+ * failing) showed the processor coming back and going down again: evidence that it flaps
+ * (markFlapper). `stepTech` / `stepN` are the current step's counts, `run` the front thread's
+ * consecutive technical failures, `newOk` the successes credited in this evaluation. Any of:
+ *
+ * - it climbed (clean batches) and its step is credibly above the degrade threshold at the
+ *   failover confidence: down again within the phase;
+ * - it climbed and ended on a run of `probeBurst` failures with no success among the outcomes
+ *   just credited: down again at that moment. A healthy processor's stray pair comes among
+ *   successes (at 50 tx/s the top step's bucket holds a dozen probes); the step test misses
+ *   this at the probe rate floor, where a step spans several seconds of clean probes;
+ * - it had successes and the whole phase is credibly above the degrade threshold: up and down
+ *   within one round (a partial outage, or a flap faster than a batch).
+ *
+ * A processor simply still down fails its rounds on their first probe and is none of these;
+ * nor is a single outage that ends (its climb is clean).
+ */
+export function flappedInRound(st: ProcState, cfg: Tier1Config, stepTech: number, stepN: number, run: number, newOk: number): boolean {
+  const climbed = st.probeStep > 0;
+  if (climbed && probAbove(cfg.degradeThreshold, stepTech, stepN) >= cfg.failoverConfidence) return true;
+  if (climbed && run >= cfg.probeBurst && newOk === 0) return true;
+  return st.probeOk > 0 && probAbove(cfg.degradeThreshold, st.probeTech, st.probeOk + st.probeTech) >= PARTIAL_ROUND_CONFIDENCE;
+}
+
+/**
+ * A failed probe round that showed the processor up and down (flappedInRound) marks it a
+ * flapper (trips ≥ 2, so the suspension is at least 2·base and the probation applies) without
+ * growing the streak further, and keeps the streak alive.
  */
 export function markFlapper(st: ProcState, nowMs: number): void {
   st.trips = Math.max(st.trips, 2);

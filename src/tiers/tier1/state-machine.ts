@@ -26,7 +26,7 @@ import type { Tier1Config } from './config.js';
 import type { HorizonCounts, Signals } from './signals.js';
 import type { ProcState } from './state.js';
 import { TOP_PROBE_STEP } from './share.js';
-import { failedRoundMs, inProbation, markFlapper, suspensionMs } from './backoff.js';
+import { failedRoundMs, flappedInRound, inProbation, isPartialOutage, markFlapper, suspensionMs } from './backoff.js';
 import { watchMinSamples } from './watch.js';
 
 export const enum Role {
@@ -198,17 +198,19 @@ function enterFailedOver(
   // Only a distinct primary's failure moves traffic; for the others it is a processor gone bad.
   const event = role === Role.Primary ? 'failover.triggered' : 'processor.degraded';
   move(st, ProcessorStatus.FailedOver, event, trig, nowMs, out);
-  registerTrip(st, cfg, nowMs, sig.completedEpoch);
+  registerTrip(st, cfg, nowMs, sig.completedEpoch, isPartialOutage(trig.triggerValue));
 }
 
 /**
  * Counts a trip in the back-off streak and suspends probing: base, 2·base, 4·base … capped;
  * the streak restarts when trips are further apart than backoffResetMs. Trips are failovers
  * of a processor that had its traffic (the first one, and every flap after a recovery), so a
- * flapping processor waits longer and longer before it is trusted again.
+ * flapping processor waits longer and longer before it is trusted again. A failover on a
+ * `partial` outage (backoff.ts isPartialOutage) counts at least 2: a flapper from the start.
  */
-export function registerTrip(st: ProcState, cfg: Tier1Config, nowMs: number, completedEpoch: number): void {
+export function registerTrip(st: ProcState, cfg: Tier1Config, nowMs: number, completedEpoch: number, partial = false): void {
   st.trips = st.trips > 0 && nowMs - st.lastTripMs <= cfg.backoffResetMs ? st.trips + 1 : 1;
+  if (partial) st.trips = Math.max(st.trips, 2);
   st.lastTripMs = nowMs;
   suspendProbes(st, cfg, nowMs, completedEpoch);
 }
@@ -273,10 +275,10 @@ function stepFailedOver(
   // round at once (a healthy one fails its first probe 2% of the time, and loses one round).
   const deadOnArrival = k > 0 && st.probeOk === 0;
   if (deadOnArrival || isBurst(stepTech, stepN, cfg) || failing) {
-    // A step credibly above the failover threshold after clean batches took the processor up
-    // the ladder: it came back and went down again, a flapper (backoff.ts markFlapper). Two
-    // stray errors early in the top step (a healthy processor's burst) are not that evidence.
-    const flapped = st.probeStep > 0 && probAbove(cfg.degradeThreshold, stepTech, stepN) >= cfg.failoverConfidence;
+    // A round that showed the processor up and down marks a flapper (backoff.ts
+    // flappedInRound). Two stray errors early in the top step (a healthy processor's burst)
+    // are not that evidence.
+    const flapped = flappedInRound(st, cfg, stepTech, stepN, sig.run, sig.newOk);
     failRound(st, cfg, nowMs, sig, flapped); // a burst: drop back, suspend again
     return;
   }
