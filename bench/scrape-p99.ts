@@ -63,6 +63,7 @@ const flags = parseCli({
     quiet: { type: 'string', default: '3' },
     other: { type: 'string' },
     sched: { type: 'boolean' },
+    'max-foreign': { type: 'string' },
   },
   help: {
     rounds: 'rounds of every phase per build',
@@ -70,6 +71,7 @@ const flags = parseCli({
     phases: 'which phases to run (none, scrape, cycle, both)',
     quiet: 'quiet runs per service before any outcome',
     other: "another build's dist/ directory, interleaved with this one",
+    'max-foreign': 'with --sched: leave runs in which other processes held the core longer than this many ms (while the front thread could run) out of the medians',
     sched: "also record the kernel's sched_switch events on the server's core (perf; root): the front thread's preemptions, charged to the service's own threads or other processes",
   },
   notes: 'Environment: BENCH_SERVER_CPU (1), BENCH_GENERATOR_CPU (0).',
@@ -154,6 +156,7 @@ async function main(): Promise<void> {
         sp === null
           ? {}
           : {
+              'foreign ms': Math.round(sp.byClass.foreign),
               'own preempt ms': Math.round(sp.ownMs),
               'own preempt max ms': r2(sp.ownMaxMs),
               'own preempts ≥1ms': sp.ownOver1Ms,
@@ -219,10 +222,11 @@ async function main(): Promise<void> {
     console.log('\nAll runs:');
     console.log(table(rows));
     const keys = ['p99 ms', 'p99/quiet', 'req/s', 'front ms', 'pool ms', 'render ms', 'other ms', 'preempted', 'stalls', 'stall ms', 'own cpu in stalls ms', 'max gap ms'];
-    if (flags.sched) keys.push('own preempt ms', 'own preempt max ms', 'own preempts ≥1ms');
+    if (flags.sched) keys.push('foreign ms', 'own preempt ms', 'own preempt max ms', 'own preempts ≥1ms');
     const summary = [...new Set(rows.map((r) => `${r.build}|${r.phase}`))].map((k) => {
       const [build, phase] = k.split('|');
-      const of = rows.filter((r) => r.build === build && r.phase === phase);
+      const maxForeign = flags['max-foreign'] === undefined ? Infinity : Number(flags['max-foreign']);
+      const of = rows.filter((r) => r.build === build && r.phase === phase && !(Number(r['foreign ms']) > maxForeign));
       const out: Record<string, string | number> = { build, phase, runs: of.length };
       for (const key of keys) out[key] = r2(median(of.map((r) => Number(r[key])).filter((x) => Number.isFinite(x))) ?? NaN);
       return out;

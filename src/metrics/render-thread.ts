@@ -11,6 +11,7 @@
 import { Worker } from 'node:worker_threads';
 import { log } from '../log.js';
 import { DEFAULT_METRICS_RENDER_NICE } from '../config.js';
+import { lowerNewThreads, threadIds } from '../engine/worker/priority.js';
 import type { CatalogueEntry } from './label-catalogue.js';
 import type { FromRenderThread, RenderRequest, RenderTenantRef, RenderThreadData } from './render-protocol.js';
 import { lazyPlain, type Scrape } from './scrape-cache.js';
@@ -121,7 +122,11 @@ export class RenderThread {
   }
 
   private spawn(): void {
+    const before = threadIds();
     const w = new Worker(this.workerUrl, { name: 'metrics-render', workerData: this.data });
+    // Lowered at once, not only when its modules have loaded: it starts at the first scrape,
+    // under load, and its start-up would otherwise take the front thread's core in long runs.
+    lowerNewThreads(before, this.data.niceIncrement);
     w.unref(); // never what keeps the process alive
     this.#worker = w;
     this.sentVersions.clear();

@@ -84,7 +84,7 @@ describe('CheckpointWriter', () => {
     const counts = [...perTurn.values()].sort((a, b) => a - b);
     // The median slice (robust to the odd preemption on a busy machine): SLICE_MS of puts, plus the one that crossed it.
     expect(counts[counts.length >> 1]).toBeLessThanOrEqual(Math.ceil(SLICE_MS / 0.02) + 1);
-    expect(counts[counts.length >> 1]).toBeGreaterThanOrEqual(Math.floor(SLICE_MS / 0.02 / 2));
+    expect(counts[counts.length >> 1]).toBeGreaterThanOrEqual(Math.floor(SLICE_MS / 0.02 / 5)); // not a turn per put
   });
 
   it('writes the snapshot taken when asked, skips a rule deleted meanwhile, and keeps the gap', async () => {

@@ -6,6 +6,7 @@
  * the same text (curl reads only the first member); and a thread that dies or hangs makes the
  * rendering fall back to the front thread, is logged, and is replaced.
  */
+import { getPriority } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -111,5 +112,21 @@ describe('metrics render thread', () => {
     expect(await renderings(metrics)).toEqual({ render: 0, front: 1 });
     expect(errors).toHaveBeenCalledWith(expect.stringContaining('metrics render thread failed'), expect.objectContaining({ reason: 'no rendering within 300 ms' }));
     expect(thread.failures).toBe(1);
+  });
+
+  it.skipIf(process.platform !== 'linux' || getPriority() + 3 > 19)('lowers the thread from the front thread as it is created, before its own code runs', async () => {
+    const priority = pathToFileURL(fileURLToPath(new URL('../../dist/src/engine/worker/priority.js', import.meta.url))).href;
+    // A thread that reports its nice value first thing, then lowers itself twice as the real one does once.
+    const probe = new URL(
+      `data:text/javascript,${encodeURIComponent(
+        `import { parentPort } from 'node:worker_threads'; import { getPriority } from 'node:os'; import { lowerThreadPriority } from '${priority}';` +
+          `const atStart = getPriority(); lowerThreadPriority(3); const after = lowerThreadPriority(3).nice;` +
+          `parentPort.postMessage({ type: 'ready', nice: atStart * 100 + after }); parentPort.on('message', () => {});`,
+      )}`,
+    );
+    thread = new RenderThread({ workerUrl: probe, niceIncrement: 3 });
+    await thread.started();
+    const expected = getPriority() + 3; // this process's front thread, plus the increment
+    expect(thread.nice).toBe(expected * 100 + expected);
   });
 });

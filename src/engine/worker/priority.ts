@@ -10,7 +10,7 @@
  * Linux only: there setpriority() on a thread id renices that thread alone; its id is read
  * from /proc/thread-self. Elsewhere (or if /proc is missing) nothing changes.
  */
-import { readlinkSync } from 'node:fs';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 
 /** Added to the process's nice value for each pool thread (capped at 19, the lowest priority). */
@@ -32,15 +32,48 @@ export function currentThreadId(): number | null {
   }
 }
 
-/** Lowers the calling thread's priority by `increment` nice levels; null where not possible. */
+/**
+ * Sets the calling thread's nice value `increment` above the front thread's (the process's:
+ * its thread id is the process id); null where not possible. Setting, not adding: a thread the
+ * front thread lowered already at its creation (lowerNewThreads) ends at the same value.
+ */
 export function lowerThreadPriority(increment = POOL_THREAD_NICE_INCREMENT): ThreadPriority | null {
   const tid = currentThreadId();
   if (tid === null) return null;
   try {
-    const nice = Math.min(19, getPriority(tid) + increment);
+    const nice = Math.min(19, getPriority(process.pid) + increment);
     setPriority(tid, nice);
     return { tid, nice };
   } catch {
     return null;
+  }
+}
+
+/** The ids of this process's threads (Linux), or null. */
+export function threadIds(): Set<number> | null {
+  if (process.platform !== 'linux') return null;
+  try {
+    return new Set(readdirSync('/proc/self/task').map(Number));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Lowers, from the front thread, the threads started since `before` (threadIds()) to
+ * `increment` above the front thread: a worker thread lowers itself only once its modules are
+ * loaded, and until then (node's bootstrap, tens of ms of CPU) it competed with the front thread
+ * at full weight, in runs of several ms. new Worker() creates its OS thread before it returns.
+ */
+export function lowerNewThreads(before: Set<number> | null, increment: number): void {
+  const now = threadIds();
+  if (before === null || now === null || increment <= 0) return;
+  for (const tid of now) {
+    if (before.has(tid)) continue;
+    try {
+      setPriority(tid, Math.min(19, getPriority(process.pid) + increment));
+    } catch {
+      // the thread ended meanwhile, or /proc lied: it lowers itself when it runs
+    }
   }
 }
