@@ -3,16 +3,53 @@ import { writeSync } from 'node:fs';
 import { ConfigError, loadConfig } from './config.js';
 import { log } from './log.js';
 import { installProcessGuard } from './process-guard.js';
-import { startService } from './service.js';
+import { startService, type RunningService } from './service.js';
 import { usageText } from './usage.js';
 import { StartupError } from './startup-error.js';
 import { StoreFileError } from './store/store-files.js';
+
+/**
+ * SIGTERM and SIGINT are taken from the first line of main(), not once the service is up: a
+ * signal's default action kills the process, and a start-up takes seconds on a loaded machine, so
+ * a stop during it ended the process by the signal, half started (no exit code, the
+ * data-directory lock left behind). A stop asked for during
+ * start-up is carried out as soon as the service is up (the listener is closed again at once,
+ * before any request is read), so it exits 0 like any other stop.
+ */
+function takeStopSignals(): { started(service: RunningService): void } {
+  let signal: string | null = null;
+  let service: RunningService | null = null;
+  const stop = () => {
+    service!.stop().then(
+      () => process.exit(0),
+      (e) => {
+        log.error('stop failed', { err: String(e) });
+        process.exit(1);
+      },
+    );
+  };
+  const onSignal = (sig: string) => {
+    if (signal !== null) return;
+    signal = sig;
+    log.info('stopping', service === null ? { signal: sig, during: 'start-up' } : { signal: sig });
+    if (service !== null) stop();
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  return {
+    started(s) {
+      service = s;
+      if (signal !== null) stop();
+    },
+  };
+}
 
 async function main(): Promise<void> {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
     writeSync(1, `${usageText()}\n`);
     return;
   }
+  const signals = takeStopSignals();
   installProcessGuard();
   let config;
   try {
@@ -24,22 +61,7 @@ async function main(): Promise<void> {
     }
     throw e;
   }
-  const service = await startService(config);
-  let signalled = false;
-  const onSignal = (sig: string) => {
-    if (signalled) return;
-    signalled = true;
-    log.info('stopping', { signal: sig });
-    service.stop().then(
-      () => process.exit(0),
-      (e) => {
-        log.error('stop failed', { err: String(e) });
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => onSignal('SIGTERM'));
-  process.on('SIGINT', () => onSignal('SIGINT'));
+  signals.started(await startService(config));
 }
 
 main().catch((e) => {

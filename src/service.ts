@@ -87,131 +87,147 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
     dirLock.release();
     throw e;
   }
-  const tables = new SharedTables();
-  const configuredTenants = config.apiKeys ? config.apiKeys.tenants() : ['default'];
-  const tenants = new TenantRegistry(configuredTenants, settingsForTier(config.tier, config.shadowMode));
-  const metrics = new Metrics();
-  // Cluster mode part 2: the node exists before the engine (whose rule hooks feed its index).
-  let cluster: ClusterNode | undefined;
-  if (config.redis !== null) {
-    cluster = new ClusterNode(config.redis, tables, tenants, clusterMetrics(metrics, () => cluster!));
-  }
-
-  const engine = new EngineService({ tables, tenants, store, metrics, intervalMs: config.evalIntervalMs, cluster });
-  const rules = new RuleService(store, tables, tenants, engine, MAX_RULES_PER_TENANT);
-  const audit = new AuditTrail(store);
-  const decisions = new DecisionLog({ store, tables, tenants });
-  // /metrics/: the per-rule families are rendered on the metrics render thread (started at the
-  // first scrape), or on the front thread in slices while it is down.
-  const renderThread = new RenderThread({ niceIncrement: config.metricsRenderNice });
-  const renderer = new ScrapeRenderer(metrics, tables, tenants, renderThread);
-  const scrapes = new ScrapeCache(() => renderer.render());
-  const app: AppContext = { config, version: packageVersion(), store, tables, tenants, rules, metrics, scrapes, engine, audit, decisions, leadership: cluster };
-  const configs = new TenantConfigService(store, tenants);
-  configs.load();
-  const shadow = new ShadowService({ store, tables, tenants });
-  const rateLimiter = new RateLimiter(config.rateLimitRps);
-  for (const t of tenants.all()) rateLimiter.configure(t.id, t.rateLimitRps);
-  configs.onChange((t) => {
-    engine.configChanged(t);
-    shadow.settingsChanged(t);
-    rateLimiter.configure(t.id, t.rateLimitRps);
-  });
-  const overrides = new OverrideService(store, tenants);
-  rules.overrides = overrides;
-  overrides.onExpired = (t, rec) =>
-    audit.recordSystem(t.id, { action: 'override.expired', target_type: rec.scope === 'rule' ? 'override' : 'processor', target_id: rec.rule_id ?? rec.processor_id, before: rec, after: null });
-  const loaded = rules.load();
-  overrides.load();
-  // Alive before the webhook queue is resumed: the leader must not take over a queue coming back.
-  await cluster?.announceAlive();
-  const webhooks = new WebhookDispatcher({ store, config, metrics, version: app.version });
-  app.webhooks = webhooks;
-  await webhooks.start();
-  engine.setPublisher((tenantId, eventType, data, atMs) => webhooks.publish(tenantId, eventType, data, atMs));
-  engine.start();
-  cluster?.attachOrphans({ owners: () => webhooks.replicasWithPending(), adopt: (id) => webhooks.adoptFrom(id) });
-  cluster?.serveCommands((c) => serveForwardedCommand(app, engine, c));
-  cluster?.start();
-  decisions.start();
-  shadow.start(); // after engine.start(): it reads the restored failover counters
-  registerEngineGauges(metrics, tenants, config.tier);
-
-  registerOperationsMetrics(metrics, { engineStats: () => engine.stats(), webhookBacklog: () => webhooks.pendingCount() });
-  metrics.gauge('service_engine_cycle_interval_seconds', 'configured evaluation interval in seconds (SERVICE_EVAL_INTERVAL_MS)', [], (g) =>
-    g.set(config.evalIntervalMs / 1000),
-  );
-  metrics.gauge('service_store_connected', 'backing-store connectivity, 0 or 1', [], (g) => g.set(store.connected() ? 1 : 0));
-  metrics.gauge('service_replica_info', 'this replica: its SERVICE_REPLICA_ID, store (lmdb or postgres) and cluster; always 1', ['replica_id', 'store', 'cluster'], (g) =>
-    g.set({ replica_id: config.replicaId, store: config.storeUrl === null ? 'lmdb' : 'postgres', cluster: config.storeUrl === null && config.redis === null ? '' : config.cluster }, 1),
-  );
-  registerStoreGauges(metrics, store);
-
-  const endpoints: Endpoint[] = [];
-  endpoints.push(
-    ...rootEndpoints(app, () => buildOpenApi(endpoints, app.version, config.apiKeys !== null)),
-    ...readinessEndpoints(() =>
-      checkReadiness({
-        store,
-        pingPool: (ms) => engine.pingPool(ms),
-        engineRunning: () => engine.running(),
-        intervalMs: config.evalIntervalMs,
-        engineStartedAtMs: () => engine.startedAtMs,
-        lastCycleEndMs: () => engine.stats().lastCycleEndMs,
-      }),
-    ),
-    ...routingEndpoints(app, shadow),
-    ...ruleEndpoints(app),
-    ...statsEndpoints(app, (tenantId) => engine.banditRuleCount(tenantId)),
-    ...healthEndpoints(app, engine),
-    ...configEndpoints(app, configs),
-    ...webhookEndpoints(webhooks, audit),
-    ...onboardingEndpoints(app),
-    ...tenantEndpoints(app),
-    ...shadowEndpoints(app, shadow),
-    ...overrideEndpoints(app, engine, overrides, cluster),
-    ...auditEndpoints(app),
-    ...decisionEndpoints(app),
-    ...dashboardEndpoints(),
-  );
-
-  const router = new Router({
-    apiKeys: config.apiKeys,
-    cors: new CorsPolicy(config.corsOrigins),
-    maxBodyBytes: config.maxBodyBytes,
-    rateLimiter,
-    requestTimeoutMs: config.requestTimeoutMs,
-    requestSeries: (m, p) => metrics.requestSeries(m, p),
-    onInternalError: (err, method, path) => log.error('unhandled error', { method, path, err: String((err as Error)?.stack ?? err) }),
-  });
-  const server = uws.App();
-  router.mount(server, endpoints);
-
-  // Every module is loaded by now (the cluster client included): undo what they did to V8's prototypes.
-  restoreFastPrototypes();
-  const listenSocket = await listenExclusive(server, config.host, config.port);
-  const port = uws.us_socket_local_port(listenSocket);
-  if (config.apiKeys === null) {
-    log.warn('development mode: SERVICE_API_KEYS is not set, so requests are not authenticated and all are served as tenant "default"; set keys before exposing the service');
-  }
-  log.info('service started', { host: config.host, port, rules: loaded, tenants: configuredTenants.length, auth: config.apiKeys !== null });
-
-  let stopping: Promise<void> | null = null;
-  const stop = () =>
-    (stopping ??= (async () => {
-      uws.us_listen_socket_close(listenSocket);
-      await Promise.race([router.drain(), new Promise((r) => setTimeout(r, 10_000))]);
-      overrides.stop();
-      await decisions.stop();
-      // Hand the lease over first (another replica leads at once) and ship the last outcomes.
-      await cluster?.stop();
-      await engine.stop();
-      await shadow.stop();
-      await webhooks.stop();
-      await renderThread.stop();
+  // What a start that fails midway has started, ended before the error reaches main() and its
+  // process.exit(): above all the evaluation pool, whose thread may still be loading (ending it
+  // then, as process.exit does, can abort the process: engine/worker/loaded.ts).
+  const started: (() => Promise<void>)[] = [
+    async () => {
       await store.close();
       dirLock.release();
-      log.info('service stopped');
-    })());
-  return { port, app, stop };
+    },
+  ];
+  try {
+    const tables = new SharedTables();
+    const configuredTenants = config.apiKeys ? config.apiKeys.tenants() : ['default'];
+    const tenants = new TenantRegistry(configuredTenants, settingsForTier(config.tier, config.shadowMode));
+    const metrics = new Metrics();
+    // Cluster mode part 2: the node exists before the engine (whose rule hooks feed its index).
+    let cluster: ClusterNode | undefined;
+    if (config.redis !== null) {
+      cluster = new ClusterNode(config.redis, tables, tenants, clusterMetrics(metrics, () => cluster!));
+    }
+
+    const engine = new EngineService({ tables, tenants, store, metrics, intervalMs: config.evalIntervalMs, cluster });
+    started.push(() => engine.stop());
+    const rules = new RuleService(store, tables, tenants, engine, MAX_RULES_PER_TENANT);
+    const audit = new AuditTrail(store);
+    const decisions = new DecisionLog({ store, tables, tenants });
+    // /metrics/: the per-rule families are rendered on the metrics render thread (started at the
+    // first scrape), or on the front thread in slices while it is down.
+    const renderThread = new RenderThread({ niceIncrement: config.metricsRenderNice });
+    const renderer = new ScrapeRenderer(metrics, tables, tenants, renderThread);
+    const scrapes = new ScrapeCache(() => renderer.render());
+    const app: AppContext = { config, version: packageVersion(), store, tables, tenants, rules, metrics, scrapes, engine, audit, decisions, leadership: cluster };
+    const configs = new TenantConfigService(store, tenants);
+    configs.load();
+    const shadow = new ShadowService({ store, tables, tenants });
+    const rateLimiter = new RateLimiter(config.rateLimitRps);
+    for (const t of tenants.all()) rateLimiter.configure(t.id, t.rateLimitRps);
+    configs.onChange((t) => {
+      engine.configChanged(t);
+      shadow.settingsChanged(t);
+      rateLimiter.configure(t.id, t.rateLimitRps);
+    });
+    const overrides = new OverrideService(store, tenants);
+    rules.overrides = overrides;
+    overrides.onExpired = (t, rec) =>
+      audit.recordSystem(t.id, { action: 'override.expired', target_type: rec.scope === 'rule' ? 'override' : 'processor', target_id: rec.rule_id ?? rec.processor_id, before: rec, after: null });
+    const loaded = rules.load();
+    overrides.load();
+    // Alive before the webhook queue is resumed: the leader must not take over a queue coming back.
+    await cluster?.announceAlive();
+    const webhooks = new WebhookDispatcher({ store, config, metrics, version: app.version });
+    started.push(() => webhooks.stop());
+    app.webhooks = webhooks;
+    await webhooks.start();
+    engine.setPublisher((tenantId, eventType, data, atMs) => webhooks.publish(tenantId, eventType, data, atMs));
+    engine.start();
+    cluster?.attachOrphans({ owners: () => webhooks.replicasWithPending(), adopt: (id) => webhooks.adoptFrom(id) });
+    cluster?.serveCommands((c) => serveForwardedCommand(app, engine, c));
+    cluster?.start();
+    decisions.start();
+    shadow.start(); // after engine.start(): it reads the restored failover counters
+    registerEngineGauges(metrics, tenants, config.tier);
+
+    registerOperationsMetrics(metrics, { engineStats: () => engine.stats(), webhookBacklog: () => webhooks.pendingCount() });
+    metrics.gauge('service_engine_cycle_interval_seconds', 'configured evaluation interval in seconds (SERVICE_EVAL_INTERVAL_MS)', [], (g) =>
+      g.set(config.evalIntervalMs / 1000),
+    );
+    metrics.gauge('service_store_connected', 'backing-store connectivity, 0 or 1', [], (g) => g.set(store.connected() ? 1 : 0));
+    metrics.gauge('service_replica_info', 'this replica: its SERVICE_REPLICA_ID, store (lmdb or postgres) and cluster; always 1', ['replica_id', 'store', 'cluster'], (g) =>
+      g.set({ replica_id: config.replicaId, store: config.storeUrl === null ? 'lmdb' : 'postgres', cluster: config.storeUrl === null && config.redis === null ? '' : config.cluster }, 1),
+    );
+    registerStoreGauges(metrics, store);
+
+    const endpoints: Endpoint[] = [];
+    endpoints.push(
+      ...rootEndpoints(app, () => buildOpenApi(endpoints, app.version, config.apiKeys !== null)),
+      ...readinessEndpoints(() =>
+        checkReadiness({
+          store,
+          pingPool: (ms) => engine.pingPool(ms),
+          engineRunning: () => engine.running(),
+          intervalMs: config.evalIntervalMs,
+          engineStartedAtMs: () => engine.startedAtMs,
+          lastCycleEndMs: () => engine.stats().lastCycleEndMs,
+        }),
+      ),
+      ...routingEndpoints(app, shadow),
+      ...ruleEndpoints(app),
+      ...statsEndpoints(app, (tenantId) => engine.banditRuleCount(tenantId)),
+      ...healthEndpoints(app, engine),
+      ...configEndpoints(app, configs),
+      ...webhookEndpoints(webhooks, audit),
+      ...onboardingEndpoints(app),
+      ...tenantEndpoints(app),
+      ...shadowEndpoints(app, shadow),
+      ...overrideEndpoints(app, engine, overrides, cluster),
+      ...auditEndpoints(app),
+      ...decisionEndpoints(app),
+      ...dashboardEndpoints(),
+    );
+
+    const router = new Router({
+      apiKeys: config.apiKeys,
+      cors: new CorsPolicy(config.corsOrigins),
+      maxBodyBytes: config.maxBodyBytes,
+      rateLimiter,
+      requestTimeoutMs: config.requestTimeoutMs,
+      requestSeries: (m, p) => metrics.requestSeries(m, p),
+      onInternalError: (err, method, path) => log.error('unhandled error', { method, path, err: String((err as Error)?.stack ?? err) }),
+    });
+    const server = uws.App();
+    router.mount(server, endpoints);
+
+    // Every module is loaded by now (the cluster client included): undo what they did to V8's prototypes.
+    restoreFastPrototypes();
+    const listenSocket = await listenExclusive(server, config.host, config.port);
+    const port = uws.us_socket_local_port(listenSocket);
+    if (config.apiKeys === null) {
+      log.warn('development mode: SERVICE_API_KEYS is not set, so requests are not authenticated and all are served as tenant "default"; set keys before exposing the service');
+    }
+    log.info('service started', { host: config.host, port, rules: loaded, tenants: configuredTenants.length, auth: config.apiKeys !== null });
+
+    let stopping: Promise<void> | null = null;
+    const stop = () =>
+      (stopping ??= (async () => {
+        uws.us_listen_socket_close(listenSocket);
+        await Promise.race([router.drain(), new Promise((r) => setTimeout(r, 10_000))]);
+        overrides.stop();
+        await decisions.stop();
+        // Hand the lease over first (another replica leads at once) and ship the last outcomes.
+        await cluster?.stop();
+        await engine.stop();
+        await shadow.stop();
+        await webhooks.stop();
+        await renderThread.stop();
+        await store.close();
+        dirLock.release();
+        log.info('service stopped');
+      })());
+    return { port, app, stop };
+  } catch (e) {
+    for (const end of started.reverse()) await end().catch((err) => log.error('ending a failed start', { err: String(err) }));
+    throw e;
+  }
 }

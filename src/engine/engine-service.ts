@@ -154,6 +154,8 @@ export class EngineService implements EngineFacade, RuleLifecycle {
     if (this.stopped) return;
     this.stopped = true;
     await this.scheduler.stop();
+    // Never started (a failed start-up): its counters were not restored, so they are not checkpointed over the stored ones.
+    if (!this.started) return;
     for (const t of this.o.tenants.all()) this.checkpoint(t.id, true);
     await Promise.allSettled([...this.pendingWrites]);
   }

@@ -9,8 +9,6 @@
  * however many rules its tenant has, which keeps failover fast while the pool threads run at
  * a low priority (worker/priority.ts).
  */
-import { availableParallelism } from 'node:os';
-import { Piscina } from 'piscina';
 import { RI_ACTIVE, RI_GENERATION } from '../shm/layout.js';
 import type { SharedTables } from '../shm/tables.js';
 import type { Transition } from './transitions.js';
@@ -21,6 +19,9 @@ import {
   type TenantEngineConfig,
 } from './protocol.js';
 import { ruleI32Base, ruleSegment } from '../shm/slots.js';
+import { createPool, type TaskRunner, type WorkerPoolOptions } from './worker-pool.js';
+
+export type { TaskRunner } from './worker-pool.js';
 
 export interface ShardSpec {
   shardId: string;
@@ -30,13 +31,7 @@ export interface ShardSpec {
   healthOnly?: boolean;
 }
 
-/** What the scheduler needs of a pool: piscina, or a fake in tests. */
-export interface TaskRunner {
-  run(task: EvaluateTask): Promise<EvaluateResult>;
-  destroy(): Promise<void>;
-}
-
-export interface EngineSchedulerOptions {
+export interface EngineSchedulerOptions extends WorkerPoolOptions {
   tables: SharedTables;
   /** The shards to evaluate, asked afresh at each cycle and each early evaluation. */
   getShards: () => Iterable<ShardSpec>;
@@ -54,12 +49,6 @@ export interface EngineSchedulerOptions {
   earlyGapMs?: number;
   /** Clock for task times and durations. Default Date.now. */
   now?: () => number;
-  /** The compiled worker entry. Default: ./worker/entry.js beside this compiled file (dist/src/engine/worker/entry.js). */
-  workerFile?: string | URL;
-  /** Default max(1, cpus - 1): the front thread keeps a core. */
-  maxThreads?: number;
-  /** Bound on tasks waiting in the pool. Default 4096. */
-  maxQueue?: number;
   /** Replaces the piscina pool (tests). */
   runner?: TaskRunner;
 }
@@ -358,17 +347,4 @@ export class EngineScheduler {
     if (this.opts.onError !== undefined) this.opts.onError(shardId, err);
     else console.error(`engine evaluation of shard ${shardId} failed`, err);
   }
-}
-
-function createPool(opts: EngineSchedulerOptions): TaskRunner {
-  const threads = opts.maxThreads ?? Math.max(1, availableParallelism() - 1);
-  const file = opts.workerFile ?? new URL('./worker/entry.js', import.meta.url);
-  return new Piscina<EvaluateTask, EvaluateResult>({
-    filename: file instanceof URL ? file.href : file,
-    // Threads stay up between cycles: an early evaluation must not wait for a thread to start,
-    // and the workers' view caches survive.
-    minThreads: threads,
-    maxThreads: threads,
-    maxQueue: opts.maxQueue ?? 4096,
-  });
 }

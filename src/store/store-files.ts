@@ -154,13 +154,30 @@ export function markStoreCreated(dir: string): void {
 const PROBE = fileURLToPath(new URL('./store-probe.js', import.meta.url));
 
 /**
+ * Signals that stop processes rather than report a fault. A terminal's Ctrl-C, systemd's stop
+ * (KillMode=control-group) and `kill -- -<pgid>` send them to the check process too, which then
+ * says nothing about the file: taken for damage, a stop during start-up refused a sound store
+ * (exit 3) or, with SERVICE_STORE_START_FRESH, moved it aside.
+ */
+const STOP_SIGNALS = new Set(['SIGTERM', 'SIGINT', 'SIGHUP']);
+/** Check runs before a check that keeps being stopped is given up (a start-up error, not damage). */
+const PROBE_RUNS = 3;
+
+/**
  * Opens the store read-only in a child process that reads every record; returns what went
- * wrong (a signal, an error), or null when every page could be read.
+ * wrong (a signal, an error), or null when every page could be read. A check stopped by a
+ * stop signal is run again; one stopped every time throws a StartupError.
  */
 export function verifyInChildProcess(dir: string): string | null {
-  const r = spawnSync(process.execPath, [PROBE, dir], { encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] });
-  if (r.error) return `the check could not run (${r.error.message})`;
-  if (r.signal) return `reading it killed a check process with ${r.signal} (a page is unreadable or past the end of the file)`;
-  if (r.status !== 0) return (r.stderr || r.stdout || `check exited with ${r.status}`).trim().split('\n').slice(-1)[0];
-  return null;
+  for (let run = 1; ; run++) {
+    const r = spawnSync(process.execPath, [PROBE, dir], { encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (r.error) return `the check could not run (${r.error.message})`;
+    if (r.signal && STOP_SIGNALS.has(r.signal)) {
+      if (run < PROBE_RUNS) continue;
+      throw new StartupError(`the check of the store in ${dir} was stopped by ${r.signal} ${PROBE_RUNS} times; the store was not found damaged`);
+    }
+    if (r.signal) return `reading it killed a check process with ${r.signal} (a page is unreadable or past the end of the file)`;
+    if (r.status !== 0) return (r.stderr || r.stdout || `check exited with ${r.status}`).trim().split('\n').slice(-1)[0];
+    return null;
+  }
 }

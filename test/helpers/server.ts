@@ -14,6 +14,7 @@
  *   expect(r.status).toBe(200);
  *
  * Restart on the same data: `await s.stop(); const s2 = await startServer({ dataDir: s.dataDir });`
+ * Not waiting for it to answer (tests of its start-up): `spawnServer(opts)`.
  *
  * Cleanup: stopAllServers() (call it in afterAll) SIGKILLs every server still running and
  * removes the data directories the helper created. As a backstop, servers are SIGKILLed when
@@ -27,6 +28,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './free-port.js';
+import { holdsPort } from './port-owner.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const MAIN_JS = join(REPO_ROOT, 'dist', 'src', 'main.js');
@@ -39,6 +41,18 @@ export interface StartOptions {
   dataDir?: string;
   /** How long to wait for `GET /` to answer. Default 30 s. */
   readyTimeoutMs?: number;
+  /** Start it in a process group of its own (to signal the group: `process.kill(-pid, sig)`). */
+  ownProcessGroup?: boolean;
+}
+
+/** A server process just spawned (spawnServer): not yet known to answer. */
+export interface SpawnedServer {
+  baseUrl: string;
+  port: number;
+  dataDir: string;
+  proc: ChildProcess;
+  /** Everything the server wrote to stdout and stderr so far (capped). */
+  output(): string;
 }
 
 export interface TestResponse {
@@ -69,6 +83,8 @@ export interface TestServer {
 }
 
 const OUTPUT_CAP = 64 * 1024;
+/** How long stop() waits after its signal before it SIGKILLs the server. */
+const STOP_TIMEOUT_MS = 20_000;
 const running = new Set<ChildProcess>();
 const createdDirs = new Set<string>();
 
@@ -120,9 +136,6 @@ function baseEnv(extra: Record<string, string | undefined>): Record<string, stri
 }
 
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
-  if (!existsSync(MAIN_JS)) {
-    throw new Error(`${MAIN_JS} is missing: build first (npx tsc -p tsconfig.json, or npm test, which builds)`);
-  }
   const dataDir = opts.dataDir ?? makeTempDir();
   // The free port may be taken between the probe and the child's listen: try another one.
   for (let attempt = 1; ; attempt++) {
@@ -134,16 +147,23 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   }
 }
 
-async function launch(opts: StartOptions, dataDir: string): Promise<TestServer> {
-  const readyTimeoutMs = opts.readyTimeoutMs ?? 30_000;
+/**
+ * Spawns the service on a free port without waiting for it (startServer waits until it
+ * answers): for tests of what happens during its start-up. Killed by stopAllServers().
+ */
+export async function spawnServer(opts: StartOptions = {}): Promise<SpawnedServer> {
+  if (!existsSync(MAIN_JS)) {
+    throw new Error(`${MAIN_JS} is missing: build first (npx tsc -p tsconfig.json, or npm test, which builds)`);
+  }
+  const dataDir = opts.dataDir ?? makeTempDir();
   const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
   const env = baseEnv({ ...opts.env, PORT: String(port), HOST: '127.0.0.1', SERVICE_DATA_DIR: dataDir });
 
   const proc = spawn(process.execPath, ['--require', ORPHAN_GUARD, MAIN_JS], {
     cwd: REPO_ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: opts.ownProcessGroup === true,
   });
   running.add(proc);
   proc.once('exit', () => running.delete(proc));
@@ -154,6 +174,12 @@ async function launch(opts: StartOptions, dataDir: string): Promise<TestServer> 
   };
   proc.stdout!.on('data', collect);
   proc.stderr!.on('data', collect);
+  return { baseUrl: `http://127.0.0.1:${port}`, port, dataDir, proc, output: () => out };
+}
+
+async function launch(opts: StartOptions, dataDir: string): Promise<TestServer> {
+  const readyTimeoutMs = opts.readyTimeoutMs ?? 30_000;
+  const { baseUrl, port, proc, output } = await spawnServer({ ...opts, dataDir });
 
   const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<TestResponse> => {
     const h: Record<string, string> = { ...headers };
@@ -179,18 +205,19 @@ async function launch(opts: StartOptions, dataDir: string): Promise<TestServer> 
   const deadline = Date.now() + readyTimeoutMs;
   for (;;) {
     if (exited(proc)) {
-      throw new Error(`server exited with code ${proc.exitCode} (signal ${proc.signalCode}) before answering; output:\n${out}`);
+      throw new Error(`server exited with code ${proc.exitCode} (signal ${proc.signalCode}) before answering; output:\n${output()}`);
     }
     try {
       const r = await fetch(baseUrl + '/', { signal: AbortSignal.timeout(2_000) });
       await r.arrayBuffer();
-      if (r.status === 200) break;
+      // Ours, not another process that took the port first (port-owner.ts).
+      if (r.status === 200 && holdsPort(proc.pid!, port) !== false) break;
     } catch {
       // not listening yet
     }
     if (Date.now() > deadline) {
       await killAndWait(proc, 'SIGKILL');
-      throw new Error(`server did not answer GET / on ${baseUrl} within ${readyTimeoutMs} ms; output:\n${out}`);
+      throw new Error(`server did not answer GET / on ${baseUrl} within ${readyTimeoutMs} ms; output:\n${output()}`);
     }
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -200,14 +227,25 @@ async function launch(opts: StartOptions, dataDir: string): Promise<TestServer> 
     port,
     dataDir,
     proc,
-    output: () => out,
+    output,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       const code = waitExit(proc);
+      const t0 = Date.now();
       if (!exited(proc)) proc.kill(signal);
-      // A server that does not stop within 20 s is killed; the test then sees a null code.
-      const timer = setTimeout(() => proc.kill('SIGKILL'), 20_000);
+      // A server that does not stop within STOP_TIMEOUT_MS is killed; the test then sees a null code.
+      let killed = false;
+      const timer = setTimeout(() => {
+        killed = true;
+        proc.kill('SIGKILL');
+      }, STOP_TIMEOUT_MS);
       try {
-        return await code;
+        const c = await code;
+        // A null says only "a signal": say which, and whether this helper sent it, with the server's last words.
+        if (c === null && signal !== 'SIGKILL') {
+          const why = killed ? `did not stop within ${STOP_TIMEOUT_MS} ms of ${signal}: SIGKILLed by the test helper` : `died of ${proc.signalCode} ${Date.now() - t0} ms after ${signal}`;
+          process.stderr.write(`test server on port ${port} ${why}; its last output:\n${output().slice(-4000)}\n`);
+        }
+        return c;
       } finally {
         clearTimeout(timer);
       }

@@ -2,9 +2,11 @@
  * EngineScheduler on a real piscina pool running the compiled worker (dist/src/engine/worker/entry.js,
  * built by `npm test`'s pretest, or `npx tsc -p tsconfig.json`).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   PF_STATUS,
   PROC_F64_STRIDE,
@@ -26,6 +28,32 @@ import type { EvaluateResult } from '../../src/engine/protocol.js';
 import type { Transition } from '../../src/engine/transitions.js';
 
 const WORKER = fileURLToPath(new URL('../../dist/src/engine/worker/entry.js', import.meta.url));
+const LOADED_JS = new URL('../../dist/src/engine/worker/loaded.js', import.meta.url).href;
+
+const dir = mkdtempSync(join(tmpdir(), 'pool-load-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/**
+ * A pool entry whose load takes `loadMs` (a thread loading on a saturated machine), that
+ * writes `marker` when its load is complete and then, if `announce`, says so as entry.ts does.
+ */
+function slowEntry(name: string, loadMs: number, announce: boolean): { entry: string; marker: string } {
+  const entry = join(dir, `${name}.mjs`);
+  const marker = join(dir, `${name}.loaded`);
+  writeFileSync(
+    entry,
+    [
+      `import { writeFileSync } from 'node:fs';`,
+      `import { announceThreadLoaded } from ${JSON.stringify(LOADED_JS)};`,
+      `const end = Date.now() + ${loadMs};`,
+      `while (Date.now() < end);`,
+      `writeFileSync(${JSON.stringify(marker)}, 'loaded');`,
+      announce ? 'announceThreadLoaded();' : '',
+      `export default () => ({ transitions: [], evaluatedSlots: 0, durationMs: 0 });`,
+    ].join('\n'),
+  );
+  return { entry, marker };
+}
 
 describe('EngineScheduler with the piscina pool', () => {
   it('evaluates a shard on a worker thread and returns the failover', async () => {
@@ -101,5 +129,25 @@ describe('EngineScheduler with the piscina pool', () => {
     } finally {
       await sched.stop();
     }
+  });
+});
+
+describe('stopping the pool', () => {
+  it('waits for a thread still loading its entry before ending it (ending it mid-load can abort the process)', async () => {
+    expect(existsSync(fileURLToPath(LOADED_JS)), 'build first: npx tsc -p tsconfig.json').toBe(true);
+    const { entry, marker } = slowEntry('slow', 400, true);
+    const sched = new EngineScheduler({ tables: new SharedTables(), getShards: () => [], onTransitions: () => {}, workerFile: entry, maxThreads: 1 });
+    await sched.stop(); // at once: the thread has just begun loading
+    expect(existsSync(marker)).toBe(true);
+  });
+
+  it('still ends, after threadLoadWaitMs, a pool whose thread never says it has loaded', async () => {
+    const { entry, marker } = slowEntry('silent', 0, false);
+    const sched = new EngineScheduler({ tables: new SharedTables(), getShards: () => [], onTransitions: () => {}, workerFile: entry, maxThreads: 1, threadLoadWaitMs: 300 });
+    const t0 = Date.now();
+    await sched.stop();
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(300);
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(existsSync(marker)).toBe(true);
   });
 });

@@ -17,11 +17,14 @@ import { STAGES } from './stages.js';
 import { viewsFor } from './views.js';
 import { lowerThreadPriority } from './priority.js';
 import { Bursts } from './bursts.js';
+import { announceThreadLoaded } from './loaded.js';
 
 // In a pool thread only: benches and tests import this module on their main thread too,
 // which must neither be reniced nor sleep.
 if (!isMainThread) lowerThreadPriority();
 const bursts = isMainThread ? null : new Bursts();
+// Once this load is over, the pool may end this thread (loaded.ts).
+announceThreadLoaded();
 
 export default function evaluate(task: EvaluateTask): EvaluateResult {
   return evaluateWith(task, STAGES);
