@@ -33,17 +33,23 @@ export function currentThreadId(): number | null {
 }
 
 /**
- * Sets the calling thread's nice value `increment` above the front thread's (the process's:
- * its thread id is the process id); null where not possible. Setting, not adding: a thread the
- * front thread lowered already at its creation (lowerNewThreads) ends at the same value.
+ * Sets thread `tid`'s nice value `increment` above the front thread's (the process's: its
+ * thread id is the process id), capped at 19; returns it. Setting, not adding: a thread lowered
+ * twice (by the front thread at its creation, then by itself) ends at the same value. Throws
+ * where the system refuses.
  */
+function setNiceAboveFront(tid: number, increment: number): number {
+  const nice = Math.min(19, getPriority(process.pid) + increment);
+  setPriority(tid, nice);
+  return nice;
+}
+
+/** Lowers the calling thread to `increment` above the front thread (setNiceAboveFront); null where not possible. */
 export function lowerThreadPriority(increment = POOL_THREAD_NICE_INCREMENT): ThreadPriority | null {
   const tid = currentThreadId();
   if (tid === null) return null;
   try {
-    const nice = Math.min(19, getPriority(process.pid) + increment);
-    setPriority(tid, nice);
-    return { tid, nice };
+    return { tid, nice: setNiceAboveFront(tid, increment) };
   } catch {
     return null;
   }
@@ -71,7 +77,7 @@ export function lowerNewThreads(before: Set<number> | null, increment: number): 
   for (const tid of now) {
     if (before.has(tid)) continue;
     try {
-      setPriority(tid, Math.min(19, getPriority(process.pid) + increment));
+      setNiceAboveFront(tid, increment);
     } catch {
       // the thread ended meanwhile, or /proc lied: it lowers itself when it runs
     }
