@@ -2,9 +2,9 @@
  * `npm run bench`: the service's HTTP throughput against a bare uWebSockets.js server on the
  * same machine, measured so that the load generator is not the bottleneck.
  *
- * - Generator: wrk, one thread, pinned to one core (BENCH_GENERATOR_CPU, default 0); the
- *   service and the bare uWS ceiling are pinned to the other (BENCH_SERVER_CPU, default 1)
- *   when `taskset` exists. wrk: `apt-get install -y wrk`.
+ * - Generator: wrk, one thread, pinned to one core (BENCH_GENERATOR_CPU, default 0), with this
+ *   process (it scrapes /metrics/ too); the service and the bare uWS ceiling are pinned to the
+ *   other (BENCH_SERVER_CPU, default 1) when `taskset` exists. wrk: `apt-get install -y wrk`.
  * - Per rule-set size (10, 1,000, 100,000 rules over 5 tenants, an API key per tenant):
  *   BENCH_ROUNDS (≥ 5) interleaved rounds of [ceiling, POST /v1/route, POST /v1/outcome],
  *   BENCH_DURATION_S each. A round's ratios are same-run ratios; the summary quotes their
@@ -17,7 +17,10 @@
  * - Scrape and evaluation cycle (at BENCH_CYCLE_RULES, default 1,000 rules): route p99 in
  *   runs before any outcome exists (the cycle has nothing to evaluate), then again after an
  *   outcome was reported for every rule of every tenant, while /metrics/ is scraped every
- *   second and the default 5 s evaluation cycle evaluates them all.
+ *   second and the default 5 s evaluation cycle evaluates them all. The first such run is
+ *   shown apart ("cold"): it holds the JIT warm-up of the code that only the first outcomes,
+ *   cycles and scrapes run (in the pool, the render thread and V8's compiler threads), as the
+ *   route runs have their unreported warm-up.
  * - Memory: the service's RSS at rest after loading and right after its full-speed runs.
  *
  *   npm run bench [-- --no-keys] [-- --profile]
@@ -40,7 +43,7 @@ import { median } from './lib/scenario-metrics.js';
 import { sameRunRatios } from './lib/same-run.js';
 import { scrapeEverySecond } from './lib/scrape-loop.js';
 import { seed } from './lib/seed.js';
-import { HAVE_TASKSET, requireWrk, runWrk, type WrkResult } from './lib/wrk.js';
+import { HAVE_TASKSET, pinSelf, requireWrk, runWrk, type WrkResult } from './lib/wrk.js';
 
 const env = process.env;
 const SIZES = (env.BENCH_RULE_SIZES ?? '10,1000,100000').split(',').map(Number);
@@ -133,6 +136,7 @@ const runRow = (r: Run) => ({
 async function main(): Promise<void> {
   requireWrk();
   if (!HAVE_TASKSET) console.warn('taskset not found: generator and server are not pinned; the figures include their contention');
+  pinSelf(GENERATOR_CPU); // this process scrapes /metrics/ too: with the generator, off the server's core
   const keysMode = !flags['no-keys'];
   const runs: Run[] = [];
   const summary: Record<string, string | number>[] = [];
@@ -189,13 +193,14 @@ async function main(): Promise<void> {
     if (size === CYCLE_RULES) {
       // Every rule of every tenant gets outcomes, so each cycle evaluates them all.
       await runWrk({ url: svc.url, requests: keysMode ? outcomeRequests(rules, tenantsN) : outcomeRequests(rules, 1).map((q) => ({ ...q, headers: {} })), durationS: 3, connections: CONNECTIONS, cpus: GENERATOR_CPU });
-      for (let i = 1; i <= 3; i++) {
+      for (let i = 0; i <= 3; i++) {
         let stop = false;
         const scraping = scrapeEverySecond(svc.url, () => stop);
         const q = await measure('route', svc, svc.url, routeReqs, size, -10 - i, Math.max(DURATION_S, 6));
         stop = true;
         const scrapes = await scraping;
-        cycleRows.push({ rules: size, phase: `scrape every 1 s (${scrapes}) + 5 s evaluation cycle`, ...pick(q), 'p99 / quiet median': r2(q.p99Ms / (median(quietP99) ?? NaN)) });
+        const phase = `scrape every 1 s (${scrapes}) + 5 s evaluation cycle${i === 0 ? ' (cold: the first run)' : ''}`;
+        cycleRows.push({ rules: size, phase, ...pick(q), 'p99 / quiet median': r2(q.p99Ms / (median(quietP99) ?? NaN)) });
       }
     }
 

@@ -58,6 +58,21 @@ export function pinned(cpus: string | undefined, cmd: string[]): string[] {
   return cpus !== undefined && HAVE_TASKSET ? ['taskset', '-c', cpus, ...cmd] : cmd;
 }
 
+/**
+ * Pins every thread of this process to `cpus` (taskset -a), when taskset exists: the benchmark's
+ * own process (its /metrics/ scrapes, result handling, GC) belongs with the load generator, not
+ * on the server's core, where it would count as the service's own latency. Returns whether it did.
+ */
+export function pinSelf(cpus: string): boolean {
+  if (!HAVE_TASKSET) return false;
+  try {
+    execFileSync('taskset', ['-a', '-c', '-p', cpus, String(process.pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const luaString = (s: string) => {
   let eq = '';
   while (s.includes(`]${eq}]`)) eq += '=';
