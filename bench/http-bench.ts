@@ -11,8 +11,9 @@
  *   medians, server CPU per request (µs, all the server's threads) and the generator's CPU
  *   (share of its core: near 1.0 means the generator, not the server, set the pace).
  * - Disturbance: the CPU every other process on the machine used during each run is measured
- *   from /proc. A round whose ceiling run saw more than BENCH_DISTURBED_CORES (default 0.15
- *   of a core) is retried (up to BENCH_MAX_ATTEMPTS per round) and, if still disturbed, gets
+ *   from /proc, and so is the time the hypervisor gave to other guests (steal, /proc/stat). A
+ *   round whose ceiling run saw more than BENCH_DISTURBED_CORES of both (default 0.15 of a
+ *   core) is retried (up to BENCH_MAX_ATTEMPTS per round) and, if still disturbed, gets
  *   no ratio. The 1-minute load average is printed beside every run.
  * - Scrape and evaluation cycle (at BENCH_CYCLE_RULES, default 1,000 rules): route p99 in
  *   runs before any outcome exists (the cycle has nothing to evaluate), then again after an
@@ -35,7 +36,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCli } from './lib/cli.js';
-import { allProcessesCpu, loadAverage1m, othersCpuS, processCpuS } from './lib/cpu-usage.js';
+import { allProcessesCpu, loadAverage1m, othersCpuS, processCpuS, stealS } from './lib/cpu-usage.js';
 import { table } from './lib/load.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
 import { apiKeysFor, outcomeRequests, routeRequests, sampleRules, type BenchRequest } from './lib/requests.js';
@@ -82,6 +83,8 @@ interface Run extends WrkResult {
   round: number;
   serverUsPerReq: number;
   othersCores: number;
+  /** Cores' worth of time the hypervisor gave to other guests during the run (/proc/stat steal). */
+  stealCores: number;
   load1: number;
   disturbed: boolean;
 }
@@ -102,10 +105,13 @@ const r3 = (x: number) => Math.round(x * 1000) / 1000;
 async function measure(target: Run['target'], server: Child, url: string, reqs: readonly BenchRequest[], rules: number, round: number, durationS = DURATION_S): Promise<Run> {
   const serverBefore = processCpuS(server.proc.pid!) ?? NaN;
   const before = allProcessesCpu();
+  const stealBefore = stealS();
   const w = await runWrk({ url, requests: reqs, durationS, connections: CONNECTIONS, cpus: GENERATOR_CPU });
+  const stealAfter = stealS();
   const after = allProcessesCpu();
   const serverCpu = (processCpuS(server.proc.pid!) ?? NaN) - serverBefore;
   const others = othersCpuS(before, after, new Set([process.pid, server.proc.pid!, w.wrapperPid])) / w.durationS;
+  const steal = stealBefore === null || stealAfter === null ? 0 : (stealAfter - stealBefore) / w.durationS;
   if (w.errors > 0 || w.non2xx > 0) throw new Error(`${target} run: ${w.non2xx} non-2xx answers, ${w.errors} socket errors`);
   return {
     ...w,
@@ -114,8 +120,9 @@ async function measure(target: Run['target'], server: Child, url: string, reqs: 
     round,
     serverUsPerReq: (serverCpu / w.requests) * 1e6,
     othersCores: others,
+    stealCores: steal,
     load1: loadAverage1m(),
-    disturbed: others > DISTURBED_CORES,
+    disturbed: others + steal > DISTURBED_CORES,
   };
 }
 
@@ -129,6 +136,7 @@ const runRow = (r: Run) => ({
   'server µs/req': r2(r.serverUsPerReq),
   'wrk core': r2(r.generatorCore),
   'others cores': r2(r.othersCores),
+  'steal cores': r2(r.stealCores),
   load1: r2(r.load1),
   disturbed: r.disturbed ? 'yes' : '',
 });
@@ -250,7 +258,7 @@ async function main(): Promise<void> {
 }
 
 function pick(r: Run): Record<string, number> {
-  return { 'req/s': Math.round(r.rps), 'p50 ms': r2(r.p50Ms), 'p99 ms': r2(r.p99Ms), 'others cores': r2(r.othersCores), load1: r2(r.load1) };
+  return { 'req/s': Math.round(r.rps), 'p50 ms': r2(r.p50Ms), 'p99 ms': r2(r.p99Ms), 'others cores': r2(r.othersCores), 'steal cores': r2(r.stealCores), load1: r2(r.load1) };
 }
 
 main().catch(async (e) => {

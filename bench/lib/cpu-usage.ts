@@ -55,6 +55,21 @@ export function othersCpuS(before: Map<number, number>, after: Map<number, numbe
   return Math.max(0, sum);
 }
 
+/**
+ * CPU seconds the hypervisor gave to other guests while this machine wanted to run (the
+ * "steal" column of /proc/stat, all CPUs), since boot; null where unknown. Other processes in
+ * /proc do not show it, yet it slows the server and the ceiling alike.
+ */
+export function stealS(): number | null {
+  try {
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/);
+    const steal = Number(cpu[8]); // cpu user nice system idle iowait irq softirq steal
+    return Number.isFinite(steal) ? steal * TICK_S : null;
+  } catch {
+    return null;
+  }
+}
+
 export function loadAverage1m(): number {
   return loadavg()[0];
 }
