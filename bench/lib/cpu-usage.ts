@@ -62,12 +62,18 @@ export function othersCpuS(before: Map<number, number>, after: Map<number, numbe
  */
 export function stealS(): number | null {
   try {
-    const cpu = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/);
-    const steal = Number(cpu[8]); // cpu user nice system idle iowait irq softirq steal
-    return Number.isFinite(steal) ? steal * TICK_S : null;
+    return stealFromProcStat(readFileSync('/proc/stat', 'utf8'));
   } catch {
     return null;
   }
+}
+
+/** The steal seconds of /proc/stat's first line (all CPUs): `cpu user nice system idle iowait irq softirq steal ...`; null if absent. */
+export function stealFromProcStat(text: string): number | null {
+  const cpu = text.split('\n', 1)[0].trim().split(/\s+/);
+  if (cpu[0] !== 'cpu' || cpu.length < 9) return null;
+  const steal = Number(cpu[8]);
+  return Number.isFinite(steal) ? steal * TICK_S : null;
 }
 
 export function loadAverage1m(): number {

@@ -1,6 +1,6 @@
 /** The HTTP benchmark's own arithmetic: which rounds give a ratio, and whose CPU counts as "others". */
 import { describe, expect, it } from 'vitest';
-import { othersCpuS } from '../../bench/lib/cpu-usage.js';
+import { othersCpuS, stealFromProcStat } from '../../bench/lib/cpu-usage.js';
 import { sameRunRatios } from '../../bench/lib/same-run.js';
 
 const run = (rps: number, p99Ms: number, disturbed = false) => ({ rps, p99Ms, disturbed });
@@ -43,5 +43,16 @@ describe('other processes\' CPU', () => {
     ]);
     // 1 (pid 2) + 4.5 - 4 (pid 3 ran 0.5 s during the run) + 0.25 (pid 5) = 1.75
     expect(othersCpuS(before, after, new Set([1]))).toBeCloseTo(1.75, 9);
+  });
+});
+
+describe("the hypervisor's steal time", () => {
+  it('reads the eighth value of the all-CPU line, in seconds', () => {
+    expect(stealFromProcStat('cpu  270334 1967 268383 312921 1077 0 134296 2146 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n')).toBeCloseTo(21.46, 6);
+  });
+
+  it('is null for a kernel without the column or another first line', () => {
+    expect(stealFromProcStat('cpu  1 2 3 4 5 6 7\n')).toBeNull();
+    expect(stealFromProcStat('intr 1 2 3 4 5 6 7 8 9\n')).toBeNull();
   });
 });
