@@ -22,8 +22,7 @@ export function suspensionMs(st: ProcState, cfg: Tier1Config): number {
  * flapping processor that climbed straight back met its next down period with its whole share
  * (a re-trip costs a run of failures, ~50 at 20 tx/s when it fails 60% of payments), while at
  * the bottom step a down period costs a failed probe or two; so it must first stay up for
- * longer than it flapped. With twice the suspension, 30-40 s up periods still let it back in
- * (and out).
+ * longer than it flapped: with the default 5 s base, its first probation is 4 × 10 s = 40 s.
  */
 export const PROBATION_FACTOR = 4;
 
