@@ -33,6 +33,12 @@ export interface Config {
    * route path wins a shared core, and the longer a scrape waits when the core is saturated.
    */
   metricsRenderNice: number;
+  /**
+   * Warm the JIT at start (SERVICE_JIT_WARM_UP): each evaluation thread evaluates a few simulated
+   * minutes of traffic and the metrics render thread renders synthetic tables, so that the first
+   * cycles and scrapes under load run optimised code (engine/worker/warm-up.ts, metrics/render-warm-up.ts).
+   */
+  jitWarmUp: boolean;
   /** postgres://… selects the PostgreSQL store (cluster mode); null = LMDB in dataDir (the default). */
   storeUrl: string | null;
   /** The cluster's name: its PostgreSQL schema and its Redis key prefix. */
@@ -199,6 +205,7 @@ export function loadConfig(env: Env = process.env): Config {
     storeStartFresh: bool(env, 'SERVICE_STORE_START_FRESH', false),
     metricsToken: metricsToken(env),
     metricsRenderNice: int(env, 'SERVICE_METRICS_RENDER_NICE', DEFAULT_METRICS_RENDER_NICE, 0, 19),
+    jitWarmUp: bool(env, 'SERVICE_JIT_WARM_UP', true),
     storeUrl: storeUrl(env),
     cluster: clusterName,
     replicaId: replica,

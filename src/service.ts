@@ -107,14 +107,16 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
       cluster = new ClusterNode(config.redis, tables, tenants, clusterMetrics(metrics, () => cluster!));
     }
 
-    const engine = new EngineService({ tables, tenants, store, metrics, intervalMs: config.evalIntervalMs, cluster });
+    const engine = new EngineService({ tables, tenants, store, metrics, intervalMs: config.evalIntervalMs, cluster, warmUp: config.jitWarmUp });
     started.push(() => engine.stop());
     const rules = new RuleService(store, tables, tenants, engine, MAX_RULES_PER_TENANT);
     const audit = new AuditTrail(store);
     const decisions = new DecisionLog({ store, tables, tenants });
-    // /metrics/: the per-rule families are rendered on the metrics render thread (started at the
-    // first scrape), or on the front thread in slices while it is down.
-    const renderThread = new RenderThread({ niceIncrement: config.metricsRenderNice });
+    // /metrics/: the per-rule families are rendered on the metrics render thread, or on the front
+    // thread in slices while it is down. With the JIT warm-up the thread starts now, so that its
+    // start and warm-up happen before traffic, not at the first scrape under load.
+    const renderThread = new RenderThread({ niceIncrement: config.metricsRenderNice, warmUp: config.jitWarmUp });
+    if (config.jitWarmUp) void renderThread.started().catch(() => undefined); // a failure is logged, and retried at the next scrape
     const renderer = new ScrapeRenderer(metrics, tables, tenants, renderThread);
     const scrapes = new ScrapeCache(() => renderer.render());
     const app: AppContext = { config, version: packageVersion(), store, tables, tenants, rules, metrics, scrapes, engine, audit, decisions, leadership: cluster };

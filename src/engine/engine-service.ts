@@ -55,6 +55,8 @@ export interface EngineServiceOptions {
   store: Store;
   metrics: Metrics;
   intervalMs: number;
+  /** The pool threads warm their JIT at start (SERVICE_JIT_WARM_UP). Default false. */
+  warmUp?: boolean;
   /** Tests may point at another compiled worker. */
   workerFile?: string | URL;
   /**
@@ -106,6 +108,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
       tables: o.tables,
       intervalMs: o.intervalMs,
       workerFile: o.workerFile,
+      warmUp: o.warmUp,
       getShards: () => this.shards(),
       onTransitions: (shardId, ts) => this.onTransitions(shardId, ts),
       onEvaluated: (shardId, result) => this.onEvaluated(shardId, result.healthOnly === true),

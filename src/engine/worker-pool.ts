@@ -24,6 +24,13 @@ export interface WorkerPoolOptions {
   maxQueue?: number;
   /** How long destroy() waits for threads still loading. Default THREAD_LOAD_WAIT_MS. */
   threadLoadWaitMs?: number;
+  /** Each thread warms its JIT once loaded (worker/warm-up.ts). Default false (tests); the service passes SERVICE_JIT_WARM_UP. */
+  warmUp?: boolean;
+}
+
+/** What a pool thread gets as piscina's workerData. */
+export interface PoolThreadData {
+  warmUp: boolean;
 }
 
 /**
@@ -42,6 +49,11 @@ export function createPool(opts: WorkerPoolOptions): TaskRunner {
     minThreads: threads,
     maxThreads: threads,
     maxQueue: opts.maxQueue ?? 4096,
+    // An idle thread waits for tasks with Atomics.waitAsync, not a blocking Atomics.wait, so its
+    // event loop runs between tasks: the JIT warm-up (worker/warm-up.ts) runs there, a step
+    // per turn, and a task that arrives meanwhile is taken between two steps.
+    atomics: 'async',
+    workerData: { warmUp: opts.warmUp === true } satisfies PoolThreadData,
   });
   const loaded = new Set<number>();
   pool.on('message', (m: unknown) => {

@@ -9,6 +9,8 @@ import type { RuleColumns } from './rule-families.js';
 export interface RenderThreadData {
   /** Added to the thread's nice value (Linux), so that the front thread wins a shared core. */
   niceIncrement: number;
+  /** Render synthetic tables before 'ready' (render-warm-up.ts). */
+  warmUp: boolean;
 }
 
 export interface RenderTenantRef {
@@ -31,7 +33,8 @@ export interface RenderRequest {
 }
 
 export type FromRenderThread =
-  | { type: 'ready'; nice: number | null }
+  /** warmUpMs: how long the JIT warm-up took (render-warm-up.ts), null without one. */
+  | { type: 'ready'; nice: number | null; warmUpMs: number | null }
   /** The text as one gzip member (the plain bytes stay on the thread: see Scrape in scrape-cache.ts). */
   | { type: 'rendered'; id: number; gzip: ArrayBuffer; plainBytes: number; renderMs: number }
   | { type: 'failed'; id: number; error: string };

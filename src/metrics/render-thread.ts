@@ -31,6 +31,8 @@ export interface RenderThreadOptions {
   /** The compiled thread; defaults to ./render-worker.js next to this file. */
   workerUrl?: URL;
   niceIncrement?: number;
+  /** Warm the thread's JIT before its first rendering (render-warm-up.ts). Default false. */
+  warmUp?: boolean;
   /** Default RENDER_TIMEOUT_MS. */
   renderTimeoutMs?: number;
 }
@@ -64,7 +66,7 @@ export class RenderThread {
 
   constructor(opts: RenderThreadOptions = {}) {
     this.workerUrl = opts.workerUrl ?? new URL('./render-worker.js', import.meta.url);
-    this.data = { niceIncrement: opts.niceIncrement ?? DEFAULT_METRICS_RENDER_NICE };
+    this.data = { niceIncrement: opts.niceIncrement ?? DEFAULT_METRICS_RENDER_NICE, warmUp: opts.warmUp === true };
     this.renderTimeoutMs = opts.renderTimeoutMs ?? RENDER_TIMEOUT_MS;
   }
 
@@ -140,7 +142,7 @@ export class RenderThread {
       w.on('message', (m: FromRenderThread) => {
         if (m.type === 'ready') {
           this.nice = m.nice;
-          log.info('metrics render thread started', { nice: m.nice });
+          log.info('metrics render thread started', { nice: m.nice, ...(typeof m.warmUpMs === 'number' && { warm_up_ms: m.warmUpMs }) });
           done();
         } else this.answer(w, m);
       });

@@ -17,10 +17,19 @@ import { gzipInPieces } from './gzip-pieces.js';
 import { ruleSegmentViews, type RuleSegmentViews } from '../shm/layout.js';
 import type { FromRenderThread, RenderRequest, RenderThreadData } from './render-protocol.js';
 import { ruleFamilyChunks, type RenderTenant, type RuleColumns } from './rule-families.js';
+import { syntheticRequests, WARM_UP_RENDERINGS } from './render-warm-up.js';
 
 const port = parentPort!;
-const segs: RuleSegmentViews[] = [];
-const catalogue = new Map<string, { version: number; rules: RuleColumns }>();
+
+/** What the thread holds between renderings: the rule segments' views, each tenant's rule columns by version. */
+interface RenderState {
+  segs: RuleSegmentViews[];
+  catalogue: Map<string, { version: number; rules: RuleColumns }>;
+}
+
+const newState = (): RenderState => ({ segs: [], catalogue: new Map() });
+/** The service's tables (the warm-up renders its own, on a state of its own). */
+const service = newState();
 
 /**
  * The text's bytes, in one buffer kept from one rendering to the next (grown when needed): the
@@ -54,8 +63,21 @@ function ownBuffer(b: Buffer): ArrayBuffer {
   return copy.buffer as ArrayBuffer;
 }
 
-function render(m: RenderRequest): FromRenderThread {
+/** `front` then the per-rule families of `tenants`, compressed, in bursts; `out` holds the plain text after. */
+function renderText(front: string, from: readonly RuleSegmentViews[], tenants: readonly RenderTenant[]): Buffer {
+  bursts.begin();
+  out.length = 0;
+  out.write(front);
+  for (const chunk of ruleFamilyChunks(from, tenants)) {
+    out.write(chunk);
+    bursts.pause();
+  }
+  return gzipInPieces(out.buf.subarray(0, out.length), pause);
+}
+
+function render(m: RenderRequest, state: RenderState): FromRenderThread {
   const t0 = performance.now();
+  const { segs, catalogue } = state;
   if (m.segments) for (let i = segs.length; i < m.segments.length; i++) segs.push(ruleSegmentViews(m.segments[i]));
   const tenants: RenderTenant[] = [];
   for (const t of m.tenants) {
@@ -64,21 +86,27 @@ function render(m: RenderRequest): FromRenderThread {
     if (c === undefined || c.version !== t.version) throw new Error(`no rule list for tenant ${t.tenantId} at version ${t.version}`);
     tenants.push({ rules: c.rules, predictionEnabled: t.predictionEnabled });
   }
-  bursts.begin();
-  out.length = 0;
-  out.write(m.front);
-  for (const chunk of ruleFamilyChunks(segs, tenants)) {
-    out.write(chunk);
-    bursts.pause();
-  }
-  const gzip = ownBuffer(gzipInPieces(out.buf.subarray(0, out.length), pause));
+  const gzip = ownBuffer(renderText(m.front, segs, tenants));
   return { type: 'rendered', id: m.id, gzip, plainBytes: out.length, renderMs: performance.now() - t0 };
+}
+
+/**
+ * The JIT warm-up (render-warm-up.ts): synthetic requests rendered a few times through the same
+ * path as real ones, each cloned as a posted message is (so the objects have the shapes real
+ * ones have: optimised code that assumed others was thrown away at the first real scrape), then
+ * let go.
+ */
+function warmUp(): void {
+  const state = newState();
+  const requests = syntheticRequests(WARM_UP_RENDERINGS);
+  for (const m of requests) render(structuredClone(m), state);
+  out.length = 0;
 }
 
 port.on('message', (m: RenderRequest) => {
   let reply: FromRenderThread;
   try {
-    reply = render(m);
+    reply = render(m, service);
   } catch (e) {
     port.postMessage({ type: 'failed', id: m.id, error: String((e as Error)?.stack ?? e) } satisfies FromRenderThread);
     return;
@@ -86,6 +114,10 @@ port.on('message', (m: RenderRequest) => {
   if (reply.type === 'rendered') port.postMessage(reply, [reply.gzip]);
 });
 
-const { niceIncrement } = workerData as RenderThreadData;
+const { niceIncrement, warmUp: warmUpEnabled } = workerData as RenderThreadData;
 const nice = niceIncrement > 0 ? (lowerThreadPriority(niceIncrement)?.nice ?? null) : null;
-port.postMessage({ type: 'ready', nice } satisfies FromRenderThread);
+// Before 'ready': a scrape that comes meanwhile is queued on the port and rendered right after.
+const warmUpStart = performance.now();
+if (warmUpEnabled) warmUp();
+const warmUpMs = warmUpEnabled ? Math.round(performance.now() - warmUpStart) : null;
+port.postMessage({ type: 'ready', nice, warmUpMs } satisfies FromRenderThread);

@@ -39,7 +39,7 @@ export class ScrapeRenderer {
       labelNames: ['thread'],
       registers,
     });
-    metrics.gauge('service_metrics_render_thread_up', 'the metrics render thread is running, 0 or 1 (0 before the first scrape and while it is restarted after a failure)', [], (g) =>
+    metrics.gauge('service_metrics_render_thread_up', 'the metrics render thread is running, 0 or 1 (0 while it is restarted after a failure, and before the first scrape when SERVICE_JIT_WARM_UP is false)', [], (g) =>
       g.set(thread.worker !== null ? 1 : 0),
     );
     registerComputed(

@@ -28,6 +28,7 @@ describe('loadConfig defaults', () => {
       storeStartFresh: false,
       metricsToken: null,
       metricsRenderNice: 10,
+      jitWarmUp: true,
       redis: null,
     });
   });
@@ -105,6 +106,13 @@ describe('loadConfig values', () => {
     ['NO', false],
   ])('SERVICE_SHADOW_MODE=%s → %s', (v, expected) => {
     expect(loadConfig({ SERVICE_SHADOW_MODE: v }).shadowMode).toBe(expected);
+  });
+
+  it('SERVICE_JIT_WARM_UP turns the start-up warm-up off, and a value that is not a boolean is refused by name', () => {
+    expect(loadConfig({ SERVICE_JIT_WARM_UP: 'false' }).jitWarmUp).toBe(false);
+    expect(loadConfig({ SERVICE_JIT_WARM_UP: '1' }).jitWarmUp).toBe(true);
+    expect(() => loadConfig({ SERVICE_JIT_WARM_UP: 'later' })).toThrow(ConfigError);
+    expect(() => loadConfig({ SERVICE_JIT_WARM_UP: 'later' })).toThrow(/SERVICE_JIT_WARM_UP/);
   });
 
   it('SERVICE_CORS_ORIGINS=* allows any origin', () => {

@@ -73,6 +73,23 @@ describe('metrics render thread', () => {
     expect(thread.failures).toBe(0);
   });
 
+  it('after its JIT warm-up on synthetic tables, renders the real state exactly, with none of the synthetic rules', async () => {
+    const s = variedState(12, 500);
+    const metrics = new Metrics();
+    const info = vi.spyOn(log, 'info');
+    thread = new RenderThread({ workerUrl: WORKER, warmUp: true });
+    await thread.started();
+    expect(info).toHaveBeenCalledWith('metrics render thread started', expect.objectContaining({ warm_up_ms: expect.any(Number) }));
+    const renderer = new ScrapeRenderer(metrics, s.tables, s.tenants, thread);
+    for (let round = 0; round < 2; round++) {
+      const text = await plainOf(await renderer.render());
+      expect(perRule(text)).toBe(frontText(s));
+      expect(text).not.toMatch(/warm-up|service_warm_up/);
+      for (const t of s.tenants.all()) s.addRule(t); // a new rule list version: the columns are sent again
+    }
+    expect(await renderings(metrics)).toEqual({ render: 2, front: 0 });
+  });
+
   it('falls back to the front thread when the thread dies, logs it, and restarts it', async () => {
     const s = variedState(12, 500);
     const metrics = new Metrics();

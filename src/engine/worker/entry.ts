@@ -9,15 +9,19 @@
  */
 import { performance } from 'node:perf_hooks';
 import { isMainThread } from 'node:worker_threads';
+import { workerData } from 'piscina';
 import type { Transition } from '../transitions.js';
 import type { EvaluateResult, EvaluateTask } from '../protocol.js';
+import type { PoolThreadData } from '../worker-pool.js';
 import { evaluateRule, refreshHealth, takeFollowUp } from './rule.js';
 import type { RuleStage } from '../../tiers/stage.js';
 import { STAGES } from './stages.js';
-import { viewsFor } from './views.js';
+import { forgetViews, viewsFor } from './views.js';
 import { lowerThreadPriority } from './priority.js';
 import { Bursts } from './bursts.js';
 import { announceThreadLoaded } from './loaded.js';
+import { warmUp } from './warm-up.js';
+import { log } from '../../log.js';
 
 // In a pool thread only: benches and tests import this module on their main thread too,
 // which must neither be reniced nor sleep.
@@ -25,6 +29,15 @@ if (!isMainThread) lowerThreadPriority();
 const bursts = isMainThread ? null : new Bursts();
 // Once this load is over, the pool may end this thread (loaded.ts).
 announceThreadLoaded();
+// Once loaded, the JIT warm-up (warm-up.ts), off the load: a task posted meanwhile runs between two of its steps.
+if (!isMainThread && (workerData as PoolThreadData | undefined)?.warmUp === true) {
+  setImmediate(() => {
+    warmUp(evaluate, forgetViews).then(
+      (r) => log.info('evaluation thread warmed up', { ms: Math.round(r.ms), evaluations: r.evaluations, transitions: r.transitions }),
+      (e: unknown) => log.warn('evaluation thread warm-up failed; the first cycles compile instead', { error: String(e) }),
+    );
+  });
+}
 
 export default function evaluate(task: EvaluateTask): EvaluateResult {
   return evaluateWith(task, STAGES);

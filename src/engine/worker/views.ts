@@ -25,3 +25,8 @@ export function viewsFor(tablesId: number, segments: TableSegments): TableViews 
   for (let i = v.windows.length; i < segments.windows.length; i++) v.windows.push(windowSegmentViews(segments.windows[i]));
   return v;
 }
+
+/** Drops the cached views of `tablesId` (tables that will never be seen again: the warm-up's). */
+export function forgetViews(tablesId: number): void {
+  cache.delete(tablesId);
+}

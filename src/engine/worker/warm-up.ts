@@ -1,0 +1,121 @@
+/**
+ * A pool thread's JIT warm-up, run once when the thread starts: a few simulated minutes of
+ * traffic on private tables (never the service's), evaluated cycle by cycle through the same
+ * entry as real tasks, with every tier on. Why: until a function has run often enough, V8 runs
+ * it unoptimised and then compiles it on its helper threads. Without this, the first real
+ * cycles after traffic begins did that work under load: with the service on one core, the
+ * first cycle's run took the pool 70 ms more CPU than later ones and V8's helper threads
+ * 130 ms more, in runs up to a scheduler tick (4 ms) each, and route p99 over that run
+ * doubled (issue 20; README, Benchmarks). Failures, recoveries, declines and latency swings
+ * are all in the traffic, so that the state machine's paths are compiled with the types real
+ * rules give them (a decayed posterior is a double, not a small integer).
+ * The simulation is one task per simulated cycle with the event loop free between two, so a
+ * real task that arrives meanwhile waits for one simulated cycle at most (~1-10 ms).
+ */
+import { performance } from 'node:perf_hooks';
+import { OutcomeKind, recordOutcome } from '../../shm/window.js';
+import { RI_RUN_PRIMARY, RI_RUN_SECONDARY, RI_WINDOW_PRIMARY, RI_WINDOW_SECONDARY } from '../../shm/layout.js';
+import { ruleI32Base, ruleSegment, windowIndex, windowSegment } from '../../shm/slots.js';
+import { SharedTables } from '../../shm/tables.js';
+import { resolveBanditConfig } from '../../tiers/autopilot/config.js';
+import { resolveForesightConfig } from '../../tiers/foresight/policy.js';
+import { resolveTier1Config } from '../../tiers/tier1/config.js';
+import type { EvaluateResult, EvaluateTask, TenantEngineConfig } from '../protocol.js';
+
+/** Rules simulated: enough that one cycle runs the hot loops long enough to be optimised. */
+export const WARM_UP_RULES = 64;
+/** Simulated cycles, 5 s apart: long enough for outages to fail over and recover. */
+export const WARM_UP_CYCLES = 16;
+const CYCLE_MS = 5000;
+/** Outcomes per rule per simulated cycle (the primary's; a tenth as many for the secondary). */
+const OUTCOMES_PER_CYCLE = 10;
+/** A tables id no real SharedTables gets (those count up from 1): the worker's view cache keys on it. */
+export const WARM_UP_TABLES_ID = -1;
+
+/** Deterministic pseudo-random numbers in [0, 1) (a 32-bit LCG: the warm-up needs no quality). */
+function lcg(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+function warmUpConfig(): TenantEngineConfig {
+  const tier1 = resolveTier1Config();
+  return { tier1, predictionEnabled: true, banditEnabled: true, foresight: resolveForesightConfig(), bandit: resolveBanditConfig({ probeShare: tier1.probeShare }) };
+}
+
+/** One outcome of rule `slot`'s processor `k`, recorded as the outcome path does (routing/outcome.ts). */
+function record(tables: SharedTables, slot: number, k: 0 | 1, nowMs: number, kind: OutcomeKind, latencyMs: number): void {
+  const seg = ruleSegment(tables.ruleSegs, slot);
+  const ib = ruleI32Base(slot);
+  const field = ib + (k === 0 ? RI_WINDOW_PRIMARY : RI_WINDOW_SECONDARY);
+  let w = seg.ruleI32[field];
+  if (w < 0) seg.ruleI32[field] = w = tables.allocWindow();
+  recordOutcome(windowSegment(tables.windowSegs, w), windowIndex(w), nowMs, kind, latencyMs);
+  const run = ib + (k === 0 ? RI_RUN_PRIMARY : RI_RUN_SECONDARY);
+  if (kind >= OutcomeKind.TechError) Atomics.add(seg.ruleI32, run, 1);
+  else Atomics.store(seg.ruleI32, run, 0);
+}
+
+/**
+ * Rule r's traffic in simulated cycle c: none for every eighth rule; else mostly approvals with some declines; every fourth
+ * rule's primary has an outage (cycles 2-5: most requests fail or time out) and every fifth a
+ * latency rise (cycles 6-8), after which both recover.
+ */
+function simulateCycle(tables: SharedTables, slots: Int32Array, c: number, startMs: number, rand: () => number): void {
+  for (let r = 0; r < slots.length; r++) {
+    if (r % 8 === 7) continue; // a rule without traffic, as most rules of a large deployment are
+    const outage = r % 4 === 0 && c >= 2 && c < 6;
+    const slow = r % 5 === 0 && c >= 6 && c < 9;
+    for (let j = 0; j < OUTCOMES_PER_CYCLE; j++) {
+      const k: 0 | 1 = j === OUTCOMES_PER_CYCLE - 1 ? 1 : 0;
+      const atMs = startMs + c * CYCLE_MS + Math.floor((j / OUTCOMES_PER_CYCLE) * CYCLE_MS);
+      const x = rand();
+      const failing = outage && k === 0;
+      const kind = failing ? (x < 0.5 ? OutcomeKind.TechError : x < 0.8 ? OutcomeKind.Timeout : OutcomeKind.Success) : x < 0.06 ? OutcomeKind.Decline : x < 0.08 ? OutcomeKind.TechError : OutcomeKind.Success;
+      const latencyMs = (slow && k === 0 ? 1500 : 80) + rand() * 400.5;
+      record(tables, slots[r], k, atMs, kind, latencyMs);
+    }
+  }
+}
+
+export interface WarmUpReport {
+  /** Wall time from start to end, ms (the event loop's other work included). */
+  ms: number;
+  /** Rule evaluations run. */
+  evaluations: number;
+  /** Status transitions the simulated traffic caused (and that went nowhere). */
+  transitions: number;
+}
+
+/**
+ * Runs the warm-up through `evaluate` (the worker's entry), one simulated cycle per turn of
+ * the event loop; resolves when done. Nothing outside its private tables is touched, and its
+ * transitions go nowhere.
+ */
+export async function warmUp(evaluate: (task: EvaluateTask) => EvaluateResult, forget: (tablesId: number) => void): Promise<WarmUpReport> {
+  const t0 = performance.now();
+  const report: WarmUpReport = { ms: 0, evaluations: 0, transitions: 0 };
+  const tables = new SharedTables();
+  const slots = new Int32Array(WARM_UP_RULES);
+  for (let r = 0; r < WARM_UP_RULES; r++) slots[r] = tables.allocRule(0.9, false);
+  const config = warmUpConfig();
+  const rand = lcg(20);
+  const startMs = Date.now() - WARM_UP_CYCLES * CYCLE_MS;
+  try {
+    for (let c = 0; c < WARM_UP_CYCLES; c++) {
+      simulateCycle(tables, slots, c, startMs, rand);
+      // Cloned as a posted task is, so the objects the entry sees have the shapes real ones have.
+      const r = evaluate(structuredClone({ tablesId: WARM_UP_TABLES_ID, segments: tables.segments(), slots, nowMs: startMs + (c + 1) * CYCLE_MS, config }));
+      report.evaluations += r.evaluatedSlots;
+      report.transitions += r.transitions.length;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  } finally {
+    forget(WARM_UP_TABLES_ID);
+  }
+  report.ms = performance.now() - t0;
+  return report;
+}
