@@ -10,6 +10,10 @@
  *   BENCH_DURATION_S each. A round's ratios are same-run ratios; the summary quotes their
  *   medians, server CPU per request (µs, all the server's threads) and the generator's CPU
  *   (share of its core: near 1.0 means the generator, not the server, set the pace).
+ * - Rule-set sizes against each other: the first size's service stays up (idle) while the
+ *   larger sizes run, and each of their rounds adds a route run on it ("reference"), right after
+ *   their own: "route / route at <first> rules" is the median of those same-round ratios. (The
+ *   machine's speed drifts by a fifth between sections minutes apart; the ceiling drifts with it.)
  * - Disturbance: the CPU every other process on the machine used during each run is measured
  *   from /proc, and so is the time the hypervisor gave to other guests (steal, /proc/stat). A
  *   round whose ceiling run saw more than BENCH_DISTURBED_CORES of both (default 0.15 of a
@@ -41,7 +45,7 @@ import { table } from './lib/load.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
 import { apiKeysFor, outcomeRequests, routeRequests, sampleRules, type BenchRequest } from './lib/requests.js';
 import { median } from './lib/scenario-metrics.js';
-import { sameRunRatios } from './lib/same-run.js';
+import { sameRunRatios, sizeRatios } from './lib/same-run.js';
 import { scrapeEverySecond } from './lib/scrape-loop.js';
 import { seed } from './lib/seed.js';
 import { HAVE_TASKSET, pinSelf, requireWrk, runWrk, type WrkResult } from './lib/wrk.js';
@@ -78,7 +82,8 @@ const flags = parseCli({
 });
 
 interface Run extends WrkResult {
-  target: 'ceiling' | 'route' | 'outcome';
+  /** reference: POST /v1/route on the smallest rule set's service, run beside a larger one (sizeRatios). */
+  target: 'ceiling' | 'route' | 'outcome' | 'reference';
   rules: number;
   round: number;
   serverUsPerReq: number;
@@ -151,6 +156,10 @@ async function main(): Promise<void> {
   const memory: { rules: number; 'rss at rest MB': number; 'rss after load MB': number }[] = [];
   const cycleRows: Record<string, string | number>[] = [];
   const profileDir = join(RESULTS, 'profiles');
+  // The first size's service stays up (idle) while the larger sizes run, and every round of theirs
+  // routes on it too, right after their own route run: throughput at N rules over the first size,
+  // same-run, instead of comparing sections minutes apart on a machine whose speed drifts.
+  let reference: { svc: Child; reqs: BenchRequest[]; size: number; dir: string } | null = null;
   for (const size of SIZES) {
     const dir = mkdtempSync(join(tmpdir(), 'prbench-'));
     const tenantsN = Math.min(TENANTS, size);
@@ -190,6 +199,7 @@ async function main(): Promise<void> {
         got.push(await measure('ceiling', bare, bare.url, routeReqs, size, round));
         got.push(await measure('route', svc, svc.url, routeReqs, size, round));
         got.push(await measure('outcome', svc, svc.url, outReqs, size, round));
+        if (reference !== null) got.push(await measure('reference', reference.svc, reference.svc.url, reference.reqs, size, round));
         if (!got[0].disturbed) break;
         if (attempt < MAX_ATTEMPTS) runs.push(...got); // kept in the JSON, marked disturbed
       }
@@ -215,8 +225,10 @@ async function main(): Promise<void> {
     const sizeRuns = runs.filter((r) => r.rules === size && r.round > 0);
     const rounds = [...new Set(sizeRuns.map((r) => r.round))];
     // Per round, the attempt that counted (the last one).
-    const counted = rounds.map((round) => sizeRuns.filter((r) => r.round === round).slice(-3));
+    const perAttempt = reference === null ? 3 : 4;
+    const counted = rounds.map((round) => sizeRuns.filter((r) => r.round === round).slice(-perAttempt));
     const ratios = sameRunRatios(counted.map(([ceiling, route, outcome]) => ({ ceiling, route, outcome })));
+    const bySize = reference === null ? [] : sizeRatios(counted.map(([, route, , ref]) => ({ route, reference: ref })));
     const refused = ratios.refused;
     const med = (xs: number[]) => (xs.length > 0 ? r3(median(xs)!) : 'refused: every ceiling run disturbed');
     const medOf = (t: Run['target'], f: (r: Run) => number) => r2(median(counted.flat().filter((r) => r.target === t).map(f))!);
@@ -227,6 +239,7 @@ async function main(): Promise<void> {
       'route / bare': med(ratios.route),
       'outcome / bare': med(ratios.outcome),
       'route p99 / bare p99': med(ratios.p99),
+      [`route / route at ${SIZES[0]} rules`]: reference === null ? '' : bySize.length > 0 ? r3(median(bySize)!) : 'refused: every run disturbed',
       'bare req/s': medOf('ceiling', (r) => r.rps),
       'route req/s': medOf('route', (r) => r.rps),
       'outcome req/s': medOf('outcome', (r) => r.rps),
@@ -239,8 +252,15 @@ async function main(): Promise<void> {
     if (refused > 0) console.log(`${size} rules: ${refused} round(s) refused (ceiling run disturbed by other processes)`);
     memory.push({ rules: size, 'rss at rest MB': Math.round(rest), 'rss after load MB': Math.round(Math.max(rss, svc.rssMb())) });
     await bare.stop();
-    await svc.stop();
-    rmSync(dir, { recursive: true, force: true });
+    if (reference === null && SIZES.length > 1) reference = { svc, reqs: routeReqs, size, dir };
+    else {
+      await svc.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  if (reference !== null) {
+    await reference.svc.stop();
+    rmSync(reference.dir, { recursive: true, force: true });
   }
   console.log('\nSame-run ratios (medians over the counted rounds):');
   console.log(table(summary));

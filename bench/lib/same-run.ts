@@ -36,3 +36,13 @@ export function sameRunRatios(rounds: readonly Round[]): SameRunRatios {
   }
   return out;
 }
+
+/**
+ * Route throughput at a larger rule set over the smallest one, per round: both services run
+ * beside each other, and each round measures one right after the other, so the machine's drift
+ * between the sizes' sections (seen here: the same service 134,000 req/s in one section and
+ * 108,000 in a later one) cancels. A round in which either run was disturbed gets no ratio.
+ */
+export function sizeRatios(rounds: readonly { route: RunFigures; reference: RunFigures }[]): number[] {
+  return rounds.filter((r) => !r.route.disturbed && !r.reference.disturbed).map((r) => r.route.rps / r.reference.rps);
+}

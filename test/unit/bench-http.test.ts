@@ -1,9 +1,16 @@
 /** The HTTP benchmark's own arithmetic: which rounds give a ratio, and whose CPU counts as "others". */
 import { describe, expect, it } from 'vitest';
 import { othersCpuS, stealFromProcStat } from '../../bench/lib/cpu-usage.js';
-import { sameRunRatios } from '../../bench/lib/same-run.js';
+import { sameRunRatios, sizeRatios } from '../../bench/lib/same-run.js';
 
 const run = (rps: number, p99Ms: number, disturbed = false) => ({ rps, p99Ms, disturbed });
+
+describe('size ratios', () => {
+  it('divides each round\'s route throughput by the smallest rule set\'s, measured beside it; a disturbed run gets no ratio', () => {
+    const f = (rps: number, disturbed = false) => ({ rps, p99Ms: 1, disturbed });
+    expect(sizeRatios([{ route: f(90), reference: f(100) }, { route: f(45), reference: f(50) }, { route: f(10, true), reference: f(100) }, { route: f(10), reference: f(100, true) }])).toEqual([0.9, 0.9]);
+  });
+});
 
 describe('same-run ratios', () => {
   it('divides each round by its own ceiling', () => {
