@@ -97,6 +97,12 @@ function render(m: RenderRequest, state: RenderState): FromRenderThread {
  * let go.
  */
 function warmUp(): void {
+  // A real rendering hands its bytes back by transfer, which detaches an ArrayBuffer; the first
+  // detach in a thread makes V8 throw away all optimised code that assumed none ever would be
+  // (its "detaching protector": every typed-array read here). Detach one first, so that the
+  // code optimised now makes no such assumption and survives the first real scrape.
+  const detached = new ArrayBuffer(8);
+  structuredClone(detached, { transfer: [detached] });
   const state = newState();
   const requests = syntheticRequests(WARM_UP_RENDERINGS);
   for (const m of requests) render(structuredClone(m), state);

@@ -17,9 +17,7 @@ import { OutcomeKind, recordOutcome } from '../../shm/window.js';
 import { RI_RUN_PRIMARY, RI_RUN_SECONDARY, RI_WINDOW_PRIMARY, RI_WINDOW_SECONDARY } from '../../shm/layout.js';
 import { ruleI32Base, ruleSegment, windowIndex, windowSegment } from '../../shm/slots.js';
 import { SharedTables } from '../../shm/tables.js';
-import { resolveBanditConfig } from '../../tiers/autopilot/config.js';
-import { resolveForesightConfig } from '../../tiers/foresight/policy.js';
-import { resolveTier1Config } from '../../tiers/tier1/config.js';
+import { engineConfigOf } from '../tenant-engine-config.js';
 import type { EvaluateResult, EvaluateTask, TenantEngineConfig } from '../protocol.js';
 
 /** Rules simulated: enough that one cycle runs the hot loops long enough to be optimised. */
@@ -41,42 +39,51 @@ function lcg(seed: number): () => number {
   };
 }
 
-function warmUpConfig(): TenantEngineConfig {
-  const tier1 = resolveTier1Config();
-  return { tier1, predictionEnabled: true, banditEnabled: true, foresight: resolveForesightConfig(), bandit: resolveBanditConfig({ probeShare: tier1.probeShare }) };
-}
+/** Every tier on, nothing overridden: built as a tenant's is (engineConfigOf), so it has the same shape. */
+const warmUpConfig = (): TenantEngineConfig =>
+  engineConfigOf({ tier1Overrides: {}, banditOverrides: {}, foresightOverrides: {}, settings: { predictionEnabled: true, banditEnabled: true } });
 
 /** One outcome of rule `slot`'s processor `k`, recorded as the outcome path does (routing/outcome.ts). */
-function record(tables: SharedTables, slot: number, k: 0 | 1, nowMs: number, kind: OutcomeKind, latencyMs: number): void {
+function record(tables: SharedTables, slot: number, k: 0 | 1, self: boolean, nowMs: number, kind: OutcomeKind, latencyMs: number): void {
   const seg = ruleSegment(tables.ruleSegs, slot);
   const ib = ruleI32Base(slot);
   const field = ib + (k === 0 ? RI_WINDOW_PRIMARY : RI_WINDOW_SECONDARY);
   let w = seg.ruleI32[field];
-  if (w < 0) seg.ruleI32[field] = w = tables.allocWindow();
+  if (w < 0) {
+    seg.ruleI32[field] = w = tables.allocWindow();
+    // A self-fallback rule has one processor: both sides share its window.
+    if (self) seg.ruleI32[ib + (k === 0 ? RI_WINDOW_SECONDARY : RI_WINDOW_PRIMARY)] = w;
+  }
   recordOutcome(windowSegment(tables.windowSegs, w), windowIndex(w), nowMs, kind, latencyMs);
   const run = ib + (k === 0 ? RI_RUN_PRIMARY : RI_RUN_SECONDARY);
   if (kind >= OutcomeKind.TechError) Atomics.add(seg.ruleI32, run, 1);
   else Atomics.store(seg.ruleI32, run, 0);
 }
 
+/** Every sixteenth rule falls back to its own processor (primary = secondary). */
+const isSelfFallback = (r: number) => r % 16 === 15;
+
 /**
- * Rule r's traffic in simulated cycle c: none for every eighth rule; else mostly approvals with some declines; every fourth
- * rule's primary has an outage (cycles 2-5: most requests fail or time out) and every fifth a
- * latency rise (cycles 6-8), after which both recover.
+ * Rule r's traffic in simulated cycle c, in the mix a real deployment has: none for every
+ * eighth rule; none on the secondary for every third (its secondary has no window); else
+ * mostly approvals with some declines. Every fourth rule's primary has an outage (cycles 2-5:
+ * most requests fail or time out) and every fifth a latency rise (cycles 6-8), after which
+ * both recover.
  */
 function simulateCycle(tables: SharedTables, slots: Int32Array, c: number, startMs: number, rand: () => number): void {
   for (let r = 0; r < slots.length; r++) {
     if (r % 8 === 7) continue; // a rule without traffic, as most rules of a large deployment are
+    const secondaryTraffic = r % 3 !== 1;
     const outage = r % 4 === 0 && c >= 2 && c < 6;
     const slow = r % 5 === 0 && c >= 6 && c < 9;
     for (let j = 0; j < OUTCOMES_PER_CYCLE; j++) {
-      const k: 0 | 1 = j === OUTCOMES_PER_CYCLE - 1 ? 1 : 0;
+      const k: 0 | 1 = j === OUTCOMES_PER_CYCLE - 1 && secondaryTraffic ? 1 : 0;
       const atMs = startMs + c * CYCLE_MS + Math.floor((j / OUTCOMES_PER_CYCLE) * CYCLE_MS);
       const x = rand();
       const failing = outage && k === 0;
       const kind = failing ? (x < 0.5 ? OutcomeKind.TechError : x < 0.8 ? OutcomeKind.Timeout : OutcomeKind.Success) : x < 0.06 ? OutcomeKind.Decline : x < 0.08 ? OutcomeKind.TechError : OutcomeKind.Success;
       const latencyMs = (slow && k === 0 ? 1500 : 80) + rand() * 400.5;
-      record(tables, slots[r], k, atMs, kind, latencyMs);
+      record(tables, slots[r], k, isSelfFallback(r), atMs, kind, latencyMs);
     }
   }
 }
@@ -100,7 +107,7 @@ export async function warmUp(evaluate: (task: EvaluateTask) => EvaluateResult, f
   const report: WarmUpReport = { ms: 0, evaluations: 0, transitions: 0 };
   const tables = new SharedTables();
   const slots = new Int32Array(WARM_UP_RULES);
-  for (let r = 0; r < WARM_UP_RULES; r++) slots[r] = tables.allocRule(0.9, false);
+  for (let r = 0; r < WARM_UP_RULES; r++) slots[r] = tables.allocRule(0.9, isSelfFallback(r));
   const config = warmUpConfig();
   const rand = lcg(20);
   const startMs = Date.now() - WARM_UP_CYCLES * CYCLE_MS;
