@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { allocate, probabilityOfBest, riskAdjusted, type ArmInput } from '../../src/tiers/autopilot/allocate.js';
+import { allocate, evidenceStrength, preferOnTies, probabilityOfBest, riskAdjusted, type ArmInput } from '../../src/tiers/autopilot/allocate.js';
 import { DEFAULT_BANDIT_CONFIG, resolveBanditConfig } from '../../src/tiers/autopilot/config.js';
 import { mulberry32 } from '../../src/tiers/autopilot/sampling.js';
 import { waterFill } from '../../src/tiers/autopilot/waterfill.js';
@@ -202,5 +202,51 @@ describe('allocate', () => {
     expect(allocate([arm(90, 10), arm(10, 90)], rng(), DEFAULT_BANDIT_CONFIG, { out })).toBe(out);
     expect(out[0]).toBe(0.98);
     expect(() => allocate([arm(1, 1), arm(1, 1)], rng(), DEFAULT_BANDIT_CONFIG, { out: new Float64Array(3) })).toThrow(RangeError);
+  });
+});
+
+describe('allocate with preferred weights: no draws when the evidence does not separate the arms', () => {
+  /** allocate as it was before the skip: the draws always taken, then blended by preferOnTies. */
+  function reference(arms: ArmInput[], seed: number, preferred: number[]): number[] {
+    const cfg = DEFAULT_BANDIT_CONFIG;
+    const live = arms.map((a) => a.status !== 'failed_over');
+    const score = probabilityOfBest(arms, live, mulberry32(seed), cfg, new Float64Array(arms.length));
+    preferOnTies(score, live, preferred, evidenceStrength(arms, live, cfg));
+    const lo = arms.map((a, i) => (live[i] ? cfg.explorationFloor : cfg.probeShare));
+    const hi = arms.map((a, i) => (live[i] ? 1 : cfg.probeShare));
+    return Array.from(waterFill(score, lo, hi, 1, new Float64Array(arms.length)));
+  }
+
+  it('gives the same weights as drawing and discarding, for any two arms, statuses and preferences', () => {
+    const armArb = fc.record({
+      alpha: fc.double({ min: 0.5, max: 3000, noNaN: true }),
+      beta: fc.double({ min: 0.5, max: 3000, noNaN: true }),
+      status: fc.constantFrom('healthy' as const, 'degraded' as const, 'failed_over' as const),
+      failureProbability: fc.oneof(fc.constant(NaN), fc.double({ min: 0, max: 1, noNaN: true })),
+    });
+    fc.assert(
+      fc.property(armArb, armArb, fc.double({ min: 0, max: 1, noNaN: true }), fc.integer(), (x, y, w, seed) => {
+        fc.pre(x.status !== 'failed_over' || y.status !== 'failed_over'); // both failed over: the fallback arm, no scores at all
+        const arms = [x, y].map((a) => arm(a.alpha, a.beta, { status: a.status, failureProbability: a.failureProbability }));
+        const got = Array.from(allocate(arms, mulberry32(seed), DEFAULT_BANDIT_CONFIG, { preferred: [w, 1 - w] }));
+        expect(got).toEqual(reference(arms, seed, [w, 1 - w]));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('takes no random draw for two alike processors, and still draws for two that differ', () => {
+    let draws = 0;
+    const counting = (seed: number) => {
+      const r = mulberry32(seed);
+      return () => (draws++, r());
+    };
+    // 0.93 vs 0.92 on 500 outcomes each: the credible intervals overlap.
+    const alike = [arm(466, 36), arm(461, 41)];
+    expect(Array.from(allocate(alike, counting(1), DEFAULT_BANDIT_CONFIG, { preferred: [0.9, 0.1] }))).toEqual([0.9, 0.1].map((v) => expect.closeTo(v, 12)));
+    expect(draws).toBe(0);
+    // 0.96 vs 0.90 on 2000 each: separated, so the draws decide.
+    allocate([arm(1921, 81), arm(1801, 201)], counting(1), DEFAULT_BANDIT_CONFIG, { preferred: [0.9, 0.1] });
+    expect(draws).toBeGreaterThan(DEFAULT_BANDIT_CONFIG.samples);
   });
 });
