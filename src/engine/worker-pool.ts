@@ -49,10 +49,6 @@ export function createPool(opts: WorkerPoolOptions): TaskRunner {
     minThreads: threads,
     maxThreads: threads,
     maxQueue: opts.maxQueue ?? 4096,
-    // An idle thread waits for tasks with Atomics.waitAsync, not a blocking Atomics.wait, so its
-    // event loop runs between tasks: the JIT warm-up (worker/warm-up.ts) runs there, a step
-    // per turn, and a task that arrives meanwhile is taken between two steps.
-    atomics: 'async',
     workerData: { warmUp: opts.warmUp === true } satisfies PoolThreadData,
   });
   const loaded = new Set<number>();

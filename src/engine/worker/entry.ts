@@ -27,17 +27,17 @@ import { log } from '../../log.js';
 // which must neither be reniced nor sleep.
 if (!isMainThread) lowerThreadPriority();
 const bursts = isMainThread ? null : new Bursts();
+// The JIT warm-up (warm-up.ts), part of this thread's load: piscina gives it no task before.
+if (!isMainThread && (workerData as PoolThreadData | undefined)?.warmUp === true) {
+  try {
+    const r = warmUp(evaluate, forgetViews);
+    log.info('evaluation thread warmed up', { ms: Math.round(r.ms), evaluations: r.evaluations, transitions: r.transitions });
+  } catch (e) {
+    log.warn('evaluation thread warm-up failed; the first cycles compile instead', { error: String(e) });
+  }
+}
 // Once this load is over, the pool may end this thread (loaded.ts).
 announceThreadLoaded();
-// Once loaded, the JIT warm-up (warm-up.ts), off the load: a task posted meanwhile runs between two of its steps.
-if (!isMainThread && (workerData as PoolThreadData | undefined)?.warmUp === true) {
-  setImmediate(() => {
-    warmUp(evaluate, forgetViews).then(
-      (r) => log.info('evaluation thread warmed up', { ms: Math.round(r.ms), evaluations: r.evaluations, transitions: r.transitions }),
-      (e: unknown) => log.warn('evaluation thread warm-up failed; the first cycles compile instead', { error: String(e) }),
-    );
-  });
-}
 
 export default function evaluate(task: EvaluateTask): EvaluateResult {
   return evaluateWith(task, STAGES);

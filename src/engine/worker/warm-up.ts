@@ -9,8 +9,11 @@
  * doubled (issue 20; README, Benchmarks). Failures, recoveries, declines and latency swings
  * are all in the traffic, so that the state machine's paths are compiled with the types real
  * rules give them (a decayed posterior is a double, not a small integer).
- * The simulation is one task per simulated cycle with the event loop free between two, so a
- * real task that arrives meanwhile waits for one simulated cycle at most (~1-10 ms).
+ * It runs while the thread loads its entry module (entry.ts), before piscina hands the thread
+ * a task: ~100 ms of the thread's CPU, in the short bursts every evaluation runs in. Not in
+ * steps between tasks: that needs an idle thread's event loop to run (piscina's
+ * `atomics: 'async'`), a change to how every task, early evaluations included, reaches the
+ * thread, for a warm-up that is over before the service has outcomes to evaluate.
  */
 import { performance } from 'node:perf_hooks';
 import { OutcomeKind, recordOutcome } from '../../shm/window.js';
@@ -98,11 +101,10 @@ export interface WarmUpReport {
 }
 
 /**
- * Runs the warm-up through `evaluate` (the worker's entry), one simulated cycle per turn of
- * the event loop; resolves when done. Nothing outside its private tables is touched, and its
- * transitions go nowhere.
+ * Runs the warm-up through `evaluate` (the worker's entry), synchronously. Nothing outside its
+ * private tables is touched, and its transitions go nowhere.
  */
-export async function warmUp(evaluate: (task: EvaluateTask) => EvaluateResult, forget: (tablesId: number) => void): Promise<WarmUpReport> {
+export function warmUp(evaluate: (task: EvaluateTask) => EvaluateResult, forget: (tablesId: number) => void): WarmUpReport {
   const t0 = performance.now();
   const report: WarmUpReport = { ms: 0, evaluations: 0, transitions: 0 };
   const tables = new SharedTables();
@@ -118,7 +120,6 @@ export async function warmUp(evaluate: (task: EvaluateTask) => EvaluateResult, f
       const r = evaluate(structuredClone({ tablesId: WARM_UP_TABLES_ID, segments: tables.segments(), slots, nowMs: startMs + (c + 1) * CYCLE_MS, config }));
       report.evaluations += r.evaluatedSlots;
       report.transitions += r.transitions.length;
-      await new Promise((resolve) => setImmediate(resolve));
     }
   } finally {
     forget(WARM_UP_TABLES_ID);
