@@ -16,7 +16,7 @@ import { hostname } from 'node:os';
 import { log } from '../log.js';
 import { processorRowOffset } from '../shm/slots.js';
 import { processorRows } from '../shm/tables.js';
-import { PF_STATUS, ProcessorStatus, RI_WINDOW_PRIMARY, RI_WINDOW_SECONDARY, RULE_I32_STRIDE, RULE_MASK, RULE_SHIFT, WINDOW_MASK, WINDOW_SHIFT } from '../shm/layout.js';
+import { PF_STATUS, ProcessorStatus, WINDOW_MASK, WINDOW_SHIFT } from '../shm/layout.js';
 import type { SharedTables } from '../shm/tables.js';
 import type { OutcomeKind } from '../shm/window.js';
 import type { TenantRegistry } from '../tenants/registry.js';
@@ -553,16 +553,7 @@ export class ClusterNode {
 
   /** The rule's window for processor k, allocated as the outcome path would. */
   private windowFor(rule: LiveRule, k: 0 | 1): number {
-    const seg = this.tables.ruleSegs[rule.slot >> RULE_SHIFT];
-    const ib = (rule.slot & RULE_MASK) * RULE_I32_STRIDE;
-    const field = k === 0 ? RI_WINDOW_PRIMARY : RI_WINDOW_SECONDARY;
-    let w = seg.ruleI32[ib + field];
-    if (w < 0) {
-      w = this.tables.allocWindow();
-      seg.ruleI32[ib + field] = w;
-      if (rule.record.primary_id === rule.record.secondary_id) seg.ruleI32[ib + (k === 0 ? RI_WINDOW_SECONDARY : RI_WINDOW_PRIMARY)] = w;
-    }
-    return w;
+    return this.tables.windowOf(rule.slot, k, rule.record.primary_id === rule.record.secondary_id);
   }
 }
 

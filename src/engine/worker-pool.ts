@@ -24,7 +24,7 @@ export interface WorkerPoolOptions {
   maxQueue?: number;
   /** How long destroy() waits for threads still loading. Default THREAD_LOAD_WAIT_MS. */
   threadLoadWaitMs?: number;
-  /** Each thread warms its JIT once loaded (worker/warm-up.ts). Default false (tests); the service passes SERVICE_JIT_WARM_UP. */
+  /** Each thread warms its JIT while it loads (worker/warm-up.ts). Default false (tests); the service passes SERVICE_JIT_WARM_UP. */
   warmUp?: boolean;
 }
 

@@ -43,13 +43,12 @@ export function syntheticRequests(n: number): RenderRequest[] {
   const tables = new SharedTables();
   const tenants: RenderTenantRef[] = [];
   for (const [t, tenantId] of ['default', 'warm-up'].entries()) {
-    const n = WARM_UP_RENDER_RULES;
-    const slots = new Int32Array(n);
-    const generations = new Int32Array(n);
+    const slots = new Int32Array(WARM_UP_RENDER_RULES);
+    const generations = new Int32Array(WARM_UP_RENDER_RULES);
     const ruleIds: string[] = [];
     const primaryIds: string[] = [];
     const secondaryIds: string[] = [];
-    for (let r = 0; r < n; r++) {
+    for (let r = 0; r < WARM_UP_RENDER_RULES; r++) {
       const self = r % 16 === 15;
       const slot = tables.allocRule(0.9, self);
       const seg = ruleSegment(tables.ruleSegs, slot);

@@ -122,8 +122,11 @@ port.on('message', (m: RenderRequest) => {
 
 const { niceIncrement, warmUp: warmUpEnabled } = workerData as RenderThreadData;
 const nice = niceIncrement > 0 ? (lowerThreadPriority(niceIncrement)?.nice ?? null) : null;
-// Before 'ready': a scrape that comes meanwhile is queued on the port and rendered right after.
-const warmUpStart = performance.now();
-if (warmUpEnabled) warmUp();
-const warmUpMs = warmUpEnabled ? Math.round(performance.now() - warmUpStart) : null;
+// Before 'ready': the front thread posts no rendering until then (RenderThread.started).
+let warmUpMs: number | null = null;
+if (warmUpEnabled) {
+  const t0 = performance.now();
+  warmUp();
+  warmUpMs = Math.round(performance.now() - t0);
+}
 port.postMessage({ type: 'ready', nice, warmUpMs } satisfies FromRenderThread);

@@ -9,8 +9,6 @@ import {
   RF_OUTCOMES,
   RI_RUN_PRIMARY,
   RI_RUN_SECONDARY,
-  RI_WINDOW_PRIMARY,
-  RI_WINDOW_SECONDARY,
 } from '../shm/layout.js';
 import type { SharedTables } from '../shm/tables.js';
 import { OutcomeKind, recordOutcome } from '../shm/window.js';
@@ -44,14 +42,7 @@ export function recordReportedOutcome(tables: SharedTables, tenant: Tenant, repo
   const kind = classifyOutcome(report.success, report.error_code, tenant.errorCodes);
   const seg = ruleSegment(tables.ruleSegs, rule.slot);
   const ib = ruleI32Base(rule.slot);
-  const windowField = k === 0 ? RI_WINDOW_PRIMARY : RI_WINDOW_SECONDARY;
-  let w = seg.ruleI32[ib + windowField];
-  if (w < 0) {
-    w = tables.allocWindow();
-    seg.ruleI32[ib + windowField] = w;
-    // A self-fallback rule has one processor: both sides share its window.
-    if (rec.primary_id === rec.secondary_id) seg.ruleI32[ib + (k === 0 ? RI_WINDOW_SECONDARY : RI_WINDOW_PRIMARY)] = w;
-  }
+  const w = tables.windowOf(rule.slot, k, rec.primary_id === rec.secondary_id);
   recordOutcome(windowSegment(tables.windowSegs, w), windowIndex(w), nowMs, kind, report.latency_ms);
   // Per-rule outcome counter for the metrics (front thread only): success, decline, technical.
   seg.ruleF64[ruleF64Base(rule.slot) + RF_OUTCOMES + k * OUTCOME_RESULTS + (kind < OutcomeKind.TechError ? kind : 2)]++;

@@ -128,6 +128,22 @@ export class SharedTables {
     this.freeRules.push(slot);
   }
 
+  /**
+   * The outcome window of rule `slot`'s processor k (0 primary, 1 secondary), taken at its first
+   * outcome. A self-fallback rule has one processor: both sides share its window.
+   */
+  windowOf(slot: number, k: 0 | 1, selfFallback: boolean): number {
+    const { ruleI32 } = ruleSegment(this.ruleSegs, slot);
+    const ib = ruleI32Base(slot);
+    const field = ib + (k === 0 ? RI_WINDOW_PRIMARY : RI_WINDOW_SECONDARY);
+    let w = ruleI32[field];
+    if (w < 0) {
+      ruleI32[field] = w = this.allocWindow();
+      if (selfFallback) ruleI32[ib + (k === 0 ? RI_WINDOW_SECONDARY : RI_WINDOW_PRIMARY)] = w;
+    }
+    return w;
+  }
+
   /** Takes a zeroed outcome window (all bucket epochs 0, i.e. stale). */
   allocWindow(): number {
     let w = this.freeWindows.pop();

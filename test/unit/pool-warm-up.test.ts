@@ -13,9 +13,9 @@ import { RI_RUN_PRIMARY, RI_WINDOW_PRIMARY, RI_WINDOW_SECONDARY } from '../../sr
 import { ruleI32Base, ruleSegment, windowIndex, windowSegment } from '../../src/shm/slots.js';
 import { SharedTables, processorRows } from '../../src/shm/tables.js';
 import { OutcomeKind, recordOutcome } from '../../src/shm/window.js';
-import { engineConfigOf } from '../../src/engine/tenant-engine-config.js';
+import { engineConfigFor } from '../../src/engine/tenant-engine-config.js';
 
-const config: TenantEngineConfig = engineConfigOf({ tier1Overrides: {}, banditOverrides: {}, foresightOverrides: {}, settings: { predictionEnabled: true, banditEnabled: true } });
+const config: TenantEngineConfig = engineConfigFor({ tier1Overrides: {}, banditOverrides: {}, foresightOverrides: {}, settings: { predictionEnabled: true, banditEnabled: true } });
 const NOW = 1_760_000_000_000;
 
 /** 30 rules with a minute of outcomes; rules 0-9 have a primary failing for its last 20 s. */

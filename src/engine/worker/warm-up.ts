@@ -17,10 +17,11 @@
  */
 import { performance } from 'node:perf_hooks';
 import { OutcomeKind, recordOutcome } from '../../shm/window.js';
-import { RI_RUN_PRIMARY, RI_RUN_SECONDARY, RI_WINDOW_PRIMARY, RI_WINDOW_SECONDARY } from '../../shm/layout.js';
+import { RI_RUN_PRIMARY, RI_RUN_SECONDARY } from '../../shm/layout.js';
 import { ruleI32Base, ruleSegment, windowIndex, windowSegment } from '../../shm/slots.js';
 import { SharedTables } from '../../shm/tables.js';
-import { engineConfigOf } from '../tenant-engine-config.js';
+import { mulberry32 } from '../../tiers/autopilot/sampling.js';
+import { engineConfigFor } from '../tenant-engine-config.js';
 import type { EvaluateResult, EvaluateTask, TenantEngineConfig } from '../protocol.js';
 
 /** Rules simulated: enough that one cycle runs the hot loops long enough to be optimised. */
@@ -33,30 +34,15 @@ const OUTCOMES_PER_CYCLE = 10;
 /** A tables id no real SharedTables gets (those count up from 1): the worker's view cache keys on it. */
 export const WARM_UP_TABLES_ID = -1;
 
-/** Deterministic pseudo-random numbers in [0, 1) (a 32-bit LCG: the warm-up needs no quality). */
-function lcg(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
-
-/** Every tier on, nothing overridden: built as a tenant's is (engineConfigOf), so it has the same shape. */
+/** Every tier on, nothing overridden: built as a tenant's is (engineConfigFor), so it has the same shape. */
 const warmUpConfig = (): TenantEngineConfig =>
-  engineConfigOf({ tier1Overrides: {}, banditOverrides: {}, foresightOverrides: {}, settings: { predictionEnabled: true, banditEnabled: true } });
+  engineConfigFor({ tier1Overrides: {}, banditOverrides: {}, foresightOverrides: {}, settings: { predictionEnabled: true, banditEnabled: true } });
 
 /** One outcome of rule `slot`'s processor `k`, recorded as the outcome path does (routing/outcome.ts). */
 function record(tables: SharedTables, slot: number, k: 0 | 1, self: boolean, nowMs: number, kind: OutcomeKind, latencyMs: number): void {
   const seg = ruleSegment(tables.ruleSegs, slot);
   const ib = ruleI32Base(slot);
-  const field = ib + (k === 0 ? RI_WINDOW_PRIMARY : RI_WINDOW_SECONDARY);
-  let w = seg.ruleI32[field];
-  if (w < 0) {
-    seg.ruleI32[field] = w = tables.allocWindow();
-    // A self-fallback rule has one processor: both sides share its window.
-    if (self) seg.ruleI32[ib + (k === 0 ? RI_WINDOW_SECONDARY : RI_WINDOW_PRIMARY)] = w;
-  }
+  const w = tables.windowOf(slot, k, self);
   recordOutcome(windowSegment(tables.windowSegs, w), windowIndex(w), nowMs, kind, latencyMs);
   const run = ib + (k === 0 ? RI_RUN_PRIMARY : RI_RUN_SECONDARY);
   if (kind >= OutcomeKind.TechError) Atomics.add(seg.ruleI32, run, 1);
@@ -111,7 +97,7 @@ export function warmUp(evaluate: (task: EvaluateTask) => EvaluateResult, forget:
   const slots = new Int32Array(WARM_UP_RULES);
   for (let r = 0; r < WARM_UP_RULES; r++) slots[r] = tables.allocRule(0.9, isSelfFallback(r));
   const config = warmUpConfig();
-  const rand = lcg(20);
+  const rand = mulberry32(20);
   const startMs = Date.now() - WARM_UP_CYCLES * CYCLE_MS;
   try {
     for (let c = 0; c < WARM_UP_CYCLES; c++) {
