@@ -24,14 +24,14 @@ import { ruleI32Base, ruleSegment } from '../shm/slots.js';
 import type { SharedTables } from '../shm/tables.js';
 import type { Collection } from '../store/store.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
-import { CHECKPOINT_LENGTH, snapshotRuleInto } from './checkpoint.js';
+import { CHECKPOINT_LENGTH, snapshotRuleInto, storedCheckpoint, type StoredCheckpoint } from './checkpoint.js';
 
 /** Longest run of encoding and writing between two turns of the event loop. */
 export const SLICE_MS = 0.5;
 
 export interface CheckpointWriterOptions {
   tables: SharedTables;
-  checkpoints: Collection<number[]>;
+  checkpoints: Collection<StoredCheckpoint>;
   /** Takes each write's promise (the engine logs failures once per episode and awaits them at stop). */
   track: (p: Promise<unknown>) => void;
   /** Least time between the starts of two checkpoints of one tenant. */
@@ -132,14 +132,12 @@ export class CheckpointWriter {
       const rule = rules[i];
       // Deleted or replaced since the copy: its checkpoint is removed or rewritten by the engine.
       if (tenant.rules.get(rule.record.rule_id) === rule) {
-        // A plain array, as checkpoints have always been stored (a loop: Array.from is ~10× slower).
-        const values = new Array<number>(CHECKPOINT_LENGTH);
-        const base = i * CHECKPOINT_LENGTH;
-        for (let k = 0; k < CHECKPOINT_LENGTH; k++) values[k] = data[base + k];
-        writes.push(this.o.checkpoints.put(tenant.id, rule.record.rule_id, values));
+        // The values' bytes (checkpoint.ts): a plain array of numbers, as checkpoints were
+        // stored before, cost twice the front-thread time per put.
+        writes.push(this.o.checkpoints.put(tenant.id, rule.record.rule_id, storedCheckpoint(data, i * CHECKPOINT_LENGTH)));
       }
       i++;
-      if (performance.now() >= untilMs) break; // a put costs 10-40 µs: the clock is cheap beside it
+      if (performance.now() >= untilMs) break; // a put costs 5-20 µs: the clock is cheap beside it
     }
     if (writes.length > 0) this.o.track(Promise.all(writes));
     return i;

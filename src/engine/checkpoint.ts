@@ -17,6 +17,35 @@ const ROWS = PROCS_PER_RULE * PROC_F64_STRIDE;
 const HEADER = 5; // version, primary share, source, failure probabilities
 export const CHECKPOINT_LENGTH = HEADER + ROWS;
 
+/**
+ * A checkpoint as stored. Written as the bytes of its Float64Array values (storedCheckpoint):
+ * one copy, about half the front-thread time of encoding a plain array number by number, which
+ * is how checkpoints of earlier versions were written (still read). The stores hand the bytes
+ * back as a Uint8Array, which may be a view of a buffer LMDB reuses for its next read:
+ * checkpointValues copies it at once.
+ */
+export type StoredCheckpoint = Uint8Array | Float64Array | number[];
+
+/** The value to store for the snapshot at `offset` of `values` (CHECKPOINT_LENGTH values): their bytes, copied. */
+export function storedCheckpoint(values: Float64Array, offset = 0): Buffer {
+  return Buffer.copyBytesFrom(values, offset, CHECKPOINT_LENGTH);
+}
+
+/**
+ * A stored checkpoint's values (a copy), whichever form it was stored in; null when the value
+ * is none of them (a byte length that is not a whole number of values). The bytes are read in
+ * this machine's byte order, the order they were written in (every platform this service runs
+ * on is little-endian).
+ */
+export function checkpointValues(saved: StoredCheckpoint): Float64Array | null {
+  if (saved instanceof Float64Array) return saved.slice();
+  if (saved instanceof Uint8Array) {
+    if (saved.byteLength % Float64Array.BYTES_PER_ELEMENT !== 0) return null;
+    return new Float64Array(Uint8Array.prototype.slice.call(saved).buffer);
+  }
+  return Array.isArray(saved) ? Float64Array.from(saved) : null;
+}
+
 export function snapshotRule(tables: SharedTables, slot: number): Float64Array {
   const out = new Float64Array(CHECKPOINT_LENGTH);
   snapshotRuleInto(tables, slot, out, 0);

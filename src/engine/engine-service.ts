@@ -24,7 +24,7 @@ import type { Collection, Log, Store } from '../store/store.js';
 import type { TenantRegistry } from '../tenants/registry.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
 import type { RecordedOutcome } from '../routing/outcome.js';
-import { restoreRule, snapshotRule } from './checkpoint.js';
+import { checkpointValues, restoreRule, snapshotRule, storedCheckpoint, type StoredCheckpoint } from './checkpoint.js';
 import { CheckpointWriter } from './checkpoint-writer.js';
 import { EventRetention } from '../store/retention.js';
 import { eventData, failoverEventOf, type FailoverEventRecord } from './events.js';
@@ -68,7 +68,7 @@ export interface EngineServiceOptions {
 
 export class EngineService implements EngineFacade, RuleLifecycle {
   readonly events: Log<FailoverEventRecord>;
-  private readonly checkpoints: Collection<number[]>;
+  private readonly checkpoints: Collection<StoredCheckpoint>;
   private readonly counters: Collection<CounterCheckpoint>;
   private readonly retention: EventRetention;
   private readonly scheduler: EngineScheduler;
@@ -98,7 +98,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
   constructor(private readonly o: EngineServiceOptions) {
     this.events = o.store.log<FailoverEventRecord>('failover_events');
     // Each replica checkpoints its own engine state, read back at its next start: stored, not announced.
-    this.checkpoints = o.store.collection<number[]>('engine_state', { announce: false });
+    this.checkpoints = o.store.collection<StoredCheckpoint>('engine_state', { announce: false });
     this.counters = o.store.collection<CounterCheckpoint>('tenant_counters', { announce: false });
     this.retention = new EventRetention(this.events);
     // Half an interval: every cycle still checkpoints (a tick may come a little early), early
@@ -237,7 +237,8 @@ export class EngineService implements EngineFacade, RuleLifecycle {
     this.o.cluster?.ruleAdded(tenant.id, rule);
     if (!this.started) {
       const saved = this.checkpoints.get(tenant.id, ruleId);
-      if (saved) restoreRule(this.o.tables, slot, Float64Array.from(saved));
+      const values = saved === undefined ? null : checkpointValues(saved);
+      if (values !== null) restoreRule(this.o.tables, slot, values);
     }
   }
 
@@ -266,7 +267,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
     if (old) this.o.cluster?.ruleRemoved(tenant.id, old);
     this.o.cluster?.ruleAdded(tenant.id, rule);
     this.freeWhenIdle(tenant, oldSlot, old);
-    this.track(this.checkpoints.put(tenant.id, rule.record.rule_id, Array.from(snapshotRule(this.o.tables, rule.slot))));
+    this.track(this.checkpoints.put(tenant.id, rule.record.rule_id, storedCheckpoint(snapshotRule(this.o.tables, rule.slot))));
     if (this.started) this.scheduler.requestEvaluation(tenant.id);
   }
 

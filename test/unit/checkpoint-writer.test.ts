@@ -5,7 +5,7 @@
  * checkpointed at most once per gap.
  */
 import { describe, expect, it } from 'vitest';
-import { CHECKPOINT_LENGTH, snapshotRule } from '../../src/engine/checkpoint.js';
+import { CHECKPOINT_LENGTH, checkpointValues, snapshotRule, type StoredCheckpoint } from '../../src/engine/checkpoint.js';
 import { CheckpointWriter, SLICE_MS } from '../../src/engine/checkpoint-writer.js';
 import { PF_STATUS, PF_SUCCESS_RATE, RI_WINDOW_PRIMARY } from '../../src/shm/layout.js';
 import { processorRowOffset, ruleI32Base, ruleSegment } from '../../src/shm/slots.js';
@@ -16,7 +16,7 @@ import { toRecord } from '../../src/rules/rule-service.js';
 
 /** A collection whose put costs ~20 µs of this thread, as encoding a snapshot does. */
 function slowCollection() {
-  const puts: { id: string; value: number[]; turn: number }[] = [];
+  const puts: { id: string; value: StoredCheckpoint; turn: number }[] = [];
   let turn = 0;
   const tick = () => {
     turn++;
@@ -24,13 +24,13 @@ function slowCollection() {
   };
   tick();
   const c = {
-    put(_t: string, id: string, value: number[]) {
+    put(_t: string, id: string, value: StoredCheckpoint) {
       const until = performance.now() + 0.02;
       while (performance.now() < until);
       puts.push({ id, value, turn });
       return Promise.resolve();
     },
-  } as unknown as Collection<number[]>;
+  } as unknown as Collection<StoredCheckpoint>;
   return { c, puts };
 }
 
@@ -67,9 +67,10 @@ describe('CheckpointWriter', () => {
     expect(new Set(puts.map((p) => p.turn)).size).toBeGreaterThan(5);
     expect(w.stats.slices).toBeGreaterThan(5);
     const r4 = puts.find((p) => p.id === 'r4')!;
-    expect(r4.value).toHaveLength(CHECKPOINT_LENGTH);
-    expect(Array.isArray(r4.value)).toBe(true);
-    expect(r4.value).toEqual(Array.from(snapshotRule(tables, tenant.rules.get('r4')!.slot)));
+    // The snapshot's bytes (storedCheckpoint), not a plain array of numbers.
+    expect(r4.value).toBeInstanceOf(Uint8Array);
+    expect((r4.value as Uint8Array).byteLength).toBe(CHECKPOINT_LENGTH * 8);
+    expect(Array.from(checkpointValues(r4.value)!)).toEqual(Array.from(snapshotRule(tables, tenant.rules.get('r4')!.slot)));
   });
 
   it('keeps each slice within SLICE_MS of work', async () => {
