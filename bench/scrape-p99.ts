@@ -24,7 +24,7 @@
  * and charged to the threads that ran meanwhile (bench/lib/sched-trace.ts): what the service's
  * own threads cost it, apart from what other processes on a busy machine do.
  *
- *   npm run bench:scrape-p99 -- [--rounds 3] [--duration 6] [--phases none,scrape,cycle,both] [--other <dist/>] [--sched]
+ *   npm run bench:scrape-p99 -- [--rounds 3] [--duration 6] [--phases none,scrape,cycle,both] [--other <dist/>] [--other-node-args "<flags>"] [--sched]
  */
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -62,6 +62,7 @@ const flags = parseCli({
     phases: { type: 'string', default: PHASES.join(',') },
     quiet: { type: 'string', default: '3' },
     other: { type: 'string' },
+    'other-node-args': { type: 'string' },
     sched: { type: 'boolean' },
     'max-foreign': { type: 'string' },
   },
@@ -70,7 +71,8 @@ const flags = parseCli({
     duration: 'seconds per run',
     phases: 'which phases to run (none, scrape, cycle, both)',
     quiet: 'quiet runs per service before any outcome',
-    other: "another build's dist/ directory, interleaved with this one",
+    other: "another build's dist/ directory, interleaved with this one (with --other-node-args alone: this build again)",
+    'other-node-args': "node flags for the other build's service, space-separated (e.g. \"--single-threaded-gc\"): a V8 setting against none",
     'max-foreign': 'with --sched: leave runs in which other processes held the core longer than this many ms (while the front thread could run) out of the medians',
     sched: "also record the kernel's sched_switch events on the server's core (perf; root): the front thread's preemptions, charged to the service's own threads or other processes",
   },
@@ -108,7 +110,8 @@ async function main(): Promise<void> {
   for (const p of phases) if (!PHASES.includes(p)) throw new Error(`unknown phase ${p}`);
   const durationS = Number(flags.duration);
   const builds: [string, string][] = [['this', DIST]];
-  if (flags.other !== undefined) builds.push(['other', resolve(flags.other)]);
+  if (flags.other !== undefined || flags['other-node-args'] !== undefined) builds.push(['other', resolve(flags.other ?? DIST)]);
+  const nodeArgsOf = (build: string) => (build === 'other' ? (flags['other-node-args'] ?? '').split(' ').filter((a) => a !== '') : []);
   const work = mkdtempSync(join(tmpdir(), 'prp99-'));
   const seedDir = join(work, 'seed');
   const { tenants, rules } = await seed(seedDir, { rules: RULES, tenants: TENANTS });
@@ -126,7 +129,7 @@ async function main(): Promise<void> {
         const probeOut = join(dir, 'probe.jsonl');
         const env: Record<string, string> = { SERVICE_DATA_DIR: dir, SERVICE_API_KEYS: apiKeysFor(tenants), SERVICE_RATE_LIMIT_RPS: '0', PROBE_OUT: probeOut };
         if (!cycle) env.SERVICE_EVAL_INTERVAL_MS = '600000';
-        const child = await startChild(join(dist, 'src/main.js'), env, 300_000, { cpus: SERVER_CPU, nodeArgs: ['--import', probe] });
+        const child = await startChild(join(dist, 'src/main.js'), env, 300_000, { cpus: SERVER_CPU, nodeArgs: [...nodeArgsOf(build), '--import', probe] });
         services.push({ build, cycle, child, probeOut, probeLines: 0 });
         child.proc.kill('SIGSTOP');
       }
