@@ -1,8 +1,8 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { allocate, evidenceStrength, preferOnTies, probabilityOfBest, riskAdjusted, type ArmInput } from '../../src/tiers/autopilot/allocate.js';
+import { allocate, CLEAR_LEAD_SD, evidenceStrength, preferOnTies, probabilityOfBest, riskAdjusted, type ArmInput } from '../../src/tiers/autopilot/allocate.js';
 import { DEFAULT_BANDIT_CONFIG, resolveBanditConfig } from '../../src/tiers/autopilot/config.js';
-import { mulberry32 } from '../../src/tiers/autopilot/sampling.js';
+import { mulberry32, Sampler } from '../../src/tiers/autopilot/sampling.js';
 import { waterFill } from '../../src/tiers/autopilot/waterfill.js';
 
 const arm = (alpha: number, beta: number, extra: Partial<ArmInput> = {}): ArmInput => ({
@@ -248,5 +248,70 @@ describe('allocate with preferred weights: no draws when the evidence does not s
     // 0.96 vs 0.90 on 2000 each: separated, so the draws decide.
     allocate([arm(1921, 81), arm(1801, 201)], counting(1), DEFAULT_BANDIT_CONFIG, { preferred: [0.9, 0.1] });
     expect(draws).toBeGreaterThan(DEFAULT_BANDIT_CONFIG.samples);
+  });
+
+  describe('a clear leader takes no draws', () => {
+    const fp = DEFAULT_BANDIT_CONFIG.failingPrior;
+    /** The leader's share of `n` draws, as probabilityOfBest would draw them without the shortcut. */
+    const drawnShare = (arms: ArmInput[], leader: number, n: number, seed: number): number => {
+      const sampler = new Sampler(mulberry32(seed));
+      let won = 0;
+      for (let k = 0; k < n; k++) {
+        const v = arms.map((x) => {
+          const q = x.failureProbability ?? 0;
+          return q === 1 ? fp : riskAdjusted(sampler.beta(x.posterior.alpha, x.posterior.beta), q, fp);
+        });
+        if (v.every((x, i) => i === leader || x < v[leader])) won++;
+      }
+      return won / n;
+    };
+    const armArb = fc.record({
+      rate: fc.double({ min: 0.3, max: 0.999, noNaN: true }),
+      n: fc.integer({ min: 2, max: 5000 }),
+      q: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 1, noNaN: true })),
+    });
+
+    it('returns the leader alone, with no random number, only where 4,096 draws would give it ≥ 99.9% (property)', () => {
+      let shortcuts = 0;
+      fc.assert(
+        fc.property(armArb, armArb, fc.integer({ min: 1, max: 1e6 }), (x, y, seed) => {
+          const arms = [x, y].map((r) => arm(r.rate * r.n + 1, (1 - r.rate) * r.n + 1, { failureProbability: r.q }));
+          let draws = 0;
+          const r = mulberry32(seed);
+          const w = probabilityOfBest(arms, [true, true], () => (draws++, r()));
+          if (draws > 0) return; // no clear lead: the draws decided
+          shortcuts++;
+          const leader = w[0] === 1 ? 0 : 1;
+          expect(Array.from(w)).toEqual(leader === 0 ? [1, 0] : [0, 1]);
+          expect(drawnShare(arms, leader, 4096, seed)).toBeGreaterThanOrEqual(0.999);
+        }),
+        { numRuns: 300, seed: 20261124 },
+      );
+      // The property saw the shortcut often enough to mean something.
+      expect(shortcuts).toBeGreaterThan(50);
+    });
+
+    it('draws when the lead is under CLEAR_LEAD_SD, and allocate keeps floor and probe', () => {
+      let draws = 0;
+      const counting = (seed: number) => {
+        const r = mulberry32(seed);
+        return () => (draws++, r());
+      };
+      // 0.96 vs 0.90 on 2,000 outcomes each: 7.5 sd apart, the draws decide.
+      probabilityOfBest([arm(1921, 81), arm(1801, 201)], [true, true], counting(1));
+      expect(draws).toBeGreaterThan(0);
+      expect(CLEAR_LEAD_SD).toBe(8);
+      // 0.96 vs 0.70: a clear lead; the weights are the leader's all but the exploration floor.
+      draws = 0;
+      const w = allocate([arm(1921, 81), arm(1401, 601)], counting(1));
+      expect(draws).toBe(0);
+      expect(w[1]).toBeCloseTo(DEFAULT_BANDIT_CONFIG.explorationFloor, 12);
+      expect(sum(w)).toBeCloseTo(1, 12);
+      // A failing processor (Tier 2 certain it fails) loses without a draw.
+      draws = 0;
+      const v = probabilityOfBest([arm(50, 50, { failureProbability: 1 }), arm(90, 10)], [true, true], counting(2));
+      expect(draws).toBe(0);
+      expect(Array.from(v)).toEqual([0, 1]);
+    });
   });
 });

@@ -159,6 +159,11 @@ export function probabilityOfBest(
     return out;
   }
   const fp = clamp01(cfg.failingPrior);
+  const leader = clearLeader(a, b, q, eligible, fp);
+  if (leader >= 0) {
+    out[leader] = 1;
+    return out;
+  }
   const sampler = new Sampler(rng);
   for (let k = 0; k < samples; k++) {
     let best = -Infinity;
@@ -178,6 +183,48 @@ export function probabilityOfBest(
   }
   for (let i = 0; i < n; i++) out[i] /= samples;
   return out;
+}
+
+/**
+ * Separation (in standard deviations of the difference) past which the draws are skipped: the
+ * leading arm's mean is this far above every other eligible arm's. A draw in which another arm
+ * wins then needs a deviation no Beta posterior a service holds reaches in practice (even for
+ * the most skewed, Beta(a, 1), a crossing is about 1 in 10⁴ per draw at 8 sd, and one crossing
+ * among `samples` draws moves the estimate by 1/samples), so the draws would give the leader
+ * all or nearly all of the credit: 1 is what is returned, with no random number taken.
+ */
+export const CLEAR_LEAD_SD = 8;
+
+/**
+ * The eligible arm whose risk-adjusted mean is at least CLEAR_LEAD_SD standard deviations of
+ * the difference above every other eligible arm's, or -1. Why: at Tier 3 most of a cycle's
+ * time was these draws (about 40 µs a rule at 256 samples), and with outcomes flowing most
+ * rules' processors are far apart (a failing one, or Tier 2's risk on one of them).
+ */
+function clearLeader(a: Float64Array, b: Float64Array, q: Float64Array, eligible: ArrayLike<boolean>, fp: number): number {
+  const n = a.length;
+  let leader = -1;
+  let best = -Infinity;
+  for (let i = 0; i < n; i++) {
+    if (!eligible[i]) continue;
+    const m = riskAdjusted(a[i] / (a[i] + b[i]), q[i], fp);
+    if (m > best) {
+      best = m;
+      leader = i;
+    }
+  }
+  const sdOf = (i: number) => {
+    const t = a[i] + b[i];
+    return q[i] === 1 ? 0 : Math.sqrt((a[i] * b[i]) / (t * t * (t + 1))) * (1 - q[i]);
+  };
+  const sdLeader = sdOf(leader);
+  for (let j = 0; j < n; j++) {
+    if (!eligible[j] || j === leader) continue;
+    const gap = best - riskAdjusted(a[j] / (a[j] + b[j]), q[j], fp);
+    const sd = Math.hypot(sdLeader, sdOf(j));
+    if (!(gap > CLEAR_LEAD_SD * sd)) return -1;
+  }
+  return leader;
 }
 
 /**
