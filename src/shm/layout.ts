@@ -241,6 +241,11 @@ export interface WindowSegmentViews {
   latEpoch: Int32Array;
   latSum: Float64Array;
   latBins: Uint16Array;
+  /**
+   * The same bins as 32-bit words, two bins a word (a bucket's 280 bins are 140 whole words,
+   * 4-byte aligned): readLatency skips a pair of empty bins with one test.
+   */
+  latBins32: Uint32Array;
 }
 
 export function windowSegmentViews(sab: SharedArrayBuffer): WindowSegmentViews {
@@ -254,6 +259,7 @@ export function windowSegmentViews(sab: SharedArrayBuffer): WindowSegmentViews {
     latEpoch: new Int32Array(sab, countBytes, n * LAT_BUCKETS),
     latSum: new Float64Array(sab, countBytes + epochBytes, n * LAT_BUCKETS),
     latBins: new Uint16Array(sab, countBytes + epochBytes + sumBytes, n * LAT_BUCKETS * LAT_BINS),
+    latBins32: new Uint32Array(sab, countBytes + epochBytes + sumBytes, (n * LAT_BUCKETS * LAT_BINS) / 2),
   };
 }
 

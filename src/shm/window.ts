@@ -146,7 +146,11 @@ export function newLatencySnapshot(): LatencySnapshot {
   return { bins: new Float64Array(LAT_BINS), count: 0, sum: 0 };
 }
 
-const scratch = new Uint16Array(LAT_BINS);
+/** Words of two bins in a bucket (LAT_BINS is even). */
+const LAT_WORDS = LAT_BINS / 2;
+const scratch = new Uint32Array(LAT_WORDS);
+/** In a word of latBins32, the lower-numbered bin is the low half on a little-endian machine. */
+const LOW_HALF_FIRST = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 export function readLatency(
   seg: WindowSegmentViews,
@@ -163,17 +167,22 @@ export function readLatency(
   for (let e = current - n + 1; e <= current; e++) {
     const lb = w * LAT_BUCKETS + (e % LAT_BUCKETS);
     if (Atomics.load(seg.latEpoch, lb) !== e) continue;
-    // Copy first, then confirm the bucket was not reset while we copied.
-    scratch.set(seg.latBins.subarray(lb * LAT_BINS, (lb + 1) * LAT_BINS));
+    // Copy first, then confirm the bucket was not reset while we copied. A word at a time:
+    // most of a bucket's bins are empty, and this is the largest part of an evaluation.
+    const words = seg.latBins32;
+    const base = lb * LAT_WORDS;
+    for (let i = 0; i < LAT_WORDS; i++) scratch[i] = words[base + i];
     const sum = seg.latSum[lb];
     if (Atomics.load(seg.latEpoch, lb) !== e) continue;
     let c = 0;
-    for (let i = 0; i < LAT_BINS; i++) {
+    for (let i = 0; i < LAT_WORDS; i++) {
       const v = scratch[i];
-      if (v !== 0) {
-        out.bins[i] += v;
-        c += v;
-      }
+      if (v === 0) continue;
+      const low = v & 0xffff;
+      const high = v >>> 16;
+      out.bins[2 * i] += LOW_HALF_FIRST ? low : high;
+      out.bins[2 * i + 1] += LOW_HALF_FIRST ? high : low;
+      c += low + high;
     }
     out.count += c;
     out.sum += sum;
