@@ -24,7 +24,7 @@
  * and charged to the threads that ran meanwhile (bench/lib/sched-trace.ts): what the service's
  * own threads cost it, apart from what other processes on a busy machine do.
  *
- *   npm run bench:scrape-p99 -- [--rounds 3] [--duration 6] [--phases none,scrape,cycle,both] [--other <dist/>] [--other-node-args "<flags>"] [--sched]
+ *   npm run bench:scrape-p99 -- [--rounds 3] [--duration 6] [--phases none,scrape,cycle,both] [--other <dist/>] [--other-node-args=<flags>] [--sched]
  */
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -72,7 +72,7 @@ const flags = parseCli({
     phases: 'which phases to run (none, scrape, cycle, both)',
     quiet: 'quiet runs per service before any outcome',
     other: "another build's dist/ directory, interleaved with this one (with --other-node-args alone: this build again)",
-    'other-node-args': "node flags for the other build's service, space-separated (e.g. \"--single-threaded-gc\"): a V8 setting against none",
+    'other-node-args': "node flags for the other build's service, space-separated, given with = (--other-node-args=--single-threaded-gc): a V8 setting against none",
     'max-foreign': 'with --sched: leave runs in which other processes held the core longer than this many ms (while the front thread could run) out of the medians',
     sched: "also record the kernel's sched_switch events on the server's core (perf; root): the front thread's preemptions, charged to the service's own threads or other processes",
   },

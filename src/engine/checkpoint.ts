@@ -24,7 +24,7 @@ export const CHECKPOINT_LENGTH = HEADER + ROWS;
  * back as a Uint8Array, which may be a view of a buffer LMDB reuses for its next read:
  * checkpointValues copies it at once.
  */
-export type StoredCheckpoint = Uint8Array | Float64Array | number[];
+export type StoredCheckpoint = Uint8Array | number[];
 
 /** The value to store for the snapshot at `offset` of `values` (CHECKPOINT_LENGTH values): their bytes, copied. */
 export function storedCheckpoint(values: Float64Array, offset = 0): Buffer {
@@ -38,9 +38,10 @@ export function storedCheckpoint(values: Float64Array, offset = 0): Buffer {
  * on is little-endian).
  */
 export function checkpointValues(saved: StoredCheckpoint): Float64Array | null {
-  if (saved instanceof Float64Array) return saved.slice();
   if (saved instanceof Uint8Array) {
     if (saved.byteLength % Float64Array.BYTES_PER_ELEMENT !== 0) return null;
+    // Uint8Array's slice copies (a Buffer's own slice would be a view), and the copy's buffer
+    // starts at 0, as a Float64Array over it must.
     return new Float64Array(Uint8Array.prototype.slice.call(saved).buffer);
   }
   return Array.isArray(saved) ? Float64Array.from(saved) : null;

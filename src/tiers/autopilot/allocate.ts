@@ -159,7 +159,7 @@ export function probabilityOfBest(
     return out;
   }
   const fp = clamp01(cfg.failingPrior);
-  const leader = clearLeader(a, b, q, eligible, fp);
+  const leader = clearLeader(arms, eligible, cfg);
   if (leader >= 0) {
     out[leader] = 1;
     return out;
@@ -201,28 +201,21 @@ export const CLEAR_LEAD_SD = 8;
  * time was these draws (about 40 µs a rule at 256 samples), and with outcomes flowing most
  * rules' processors are far apart (a failing one, or Tier 2's risk on one of them).
  */
-function clearLeader(a: Float64Array, b: Float64Array, q: Float64Array, eligible: ArrayLike<boolean>, fp: number): number {
-  const n = a.length;
+function clearLeader(arms: readonly ArmInput[], eligible: ArrayLike<boolean>, cfg: Pick<BanditConfig, 'priorAlpha' | 'priorBeta' | 'failingPrior'>): number {
   let leader = -1;
-  let best = -Infinity;
-  for (let i = 0; i < n; i++) {
+  let lead: [number, number] = [-Infinity, 0];
+  for (let i = 0; i < arms.length; i++) {
     if (!eligible[i]) continue;
-    const m = riskAdjusted(a[i] / (a[i] + b[i]), q[i], fp);
-    if (m > best) {
-      best = m;
+    const meanSd = riskAdjustedMeanSd(arms[i], cfg);
+    if (meanSd[0] > lead[0]) {
+      lead = meanSd;
       leader = i;
     }
   }
-  const sdOf = (i: number) => {
-    const t = a[i] + b[i];
-    return q[i] === 1 ? 0 : Math.sqrt((a[i] * b[i]) / (t * t * (t + 1))) * (1 - q[i]);
-  };
-  const sdLeader = sdOf(leader);
-  for (let j = 0; j < n; j++) {
+  for (let j = 0; j < arms.length; j++) {
     if (!eligible[j] || j === leader) continue;
-    const gap = best - riskAdjusted(a[j] / (a[j] + b[j]), q[j], fp);
-    const sd = Math.hypot(sdLeader, sdOf(j));
-    if (!(gap > CLEAR_LEAD_SD * sd)) return -1;
+    const [mean, sd] = riskAdjustedMeanSd(arms[j], cfg);
+    if (!(lead[0] - mean > CLEAR_LEAD_SD * Math.hypot(lead[1], sd))) return -1;
   }
   return leader;
 }
