@@ -1,4 +1,5 @@
 /** Process entry point: start the service, stop it gracefully on SIGTERM/SIGINT. */
+import { detachOneBuffer } from './detach-protector.js';
 import { writeSync } from 'node:fs';
 import { ConfigError, loadConfig } from './config.js';
 import { log } from './log.js';
@@ -45,6 +46,7 @@ function takeStopSignals(): { started(service: RunningService): void } {
 }
 
 async function main(): Promise<void> {
+  detachOneBuffer(); // before anything of the service is optimised (detach-protector.ts)
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
     writeSync(1, `${usageText()}\n`);
     return;

@@ -51,6 +51,7 @@ import { openStore } from './store/open-store.js';
 import { registerStoreGauges } from './metrics/store-gauges.js';
 import { TenantRegistry } from './tenants/registry.js';
 import { settingsForTier } from './tenants/tenant.js';
+import { warmUpFrontThread } from './front-warm-up.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { ClusterNode } from './cluster/cluster-node.js';
 import { clusterMetrics } from './metrics/cluster-metrics.js';
@@ -203,6 +204,9 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
 
     // Every module is loaded by now (the cluster client included): undo what they did to V8's prototypes.
     restoreFastPrototypes();
+    if (config.jitWarmUp) {
+      await warmUpFrontThread({ registry: metrics.registry, settings: settingsForTier(config.tier, config.shadowMode), embeddedStore: config.storeUrl === null });
+    }
     const listenSocket = await listenExclusive(server, config.host, config.port);
     const port = uws.us_socket_local_port(listenSocket);
     if (config.apiKeys === null) {

@@ -42,7 +42,7 @@ export const MAX_UNSAVED_EVENTS = 10_000;
 
 export type EventPublisher = (tenantId: string, eventType: TransitionEvent, data: FailoverEventData | ProcessorEventData, atMs: number) => void;
 
-interface CounterCheckpoint {
+export interface CounterCheckpoint {
   routed: number;
   reported: number;
   /** Also kept here because retention prunes the audit trail (absent in older checkpoints). */

@@ -12,6 +12,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { Bursts } from '../engine/worker/bursts.js';
+import { detachOneBuffer } from '../detach-protector.js';
 import { lowerThreadPriority } from '../engine/worker/priority.js';
 import { gzipInPieces } from './gzip-pieces.js';
 import { ruleSegmentViews, type RuleSegmentViews } from '../shm/layout.js';
@@ -97,12 +98,9 @@ function render(m: RenderRequest, state: RenderState): FromRenderThread {
  * let go.
  */
 function warmUp(): void {
-  // A real rendering hands its bytes back by transfer, which detaches an ArrayBuffer; the first
-  // detach in a thread makes V8 throw away all optimised code that assumed none ever would be
-  // (its "detaching protector": every typed-array read here). Detach one first, so that the
-  // code optimised now makes no such assumption and survives the first real scrape.
-  const detached = new ArrayBuffer(8);
-  structuredClone(detached, { transfer: [detached] });
+  // A real rendering hands its bytes back by transfer, which detaches an ArrayBuffer: done once
+  // first (detach-protector.ts), so that the code optimised now survives the first real scrape.
+  detachOneBuffer();
   const state = newState();
   const requests = syntheticRequests(WARM_UP_RENDERINGS);
   for (const m of requests) render(structuredClone(m), state);

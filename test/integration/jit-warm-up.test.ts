@@ -1,7 +1,7 @@
 /**
  * The start-up JIT warm-up (SERVICE_JIT_WARM_UP, default on) in the real server: the evaluation
- * thread reports its warm-up, and the metrics render thread is started and warmed before any
- * scrape; the service then routes, evaluates and renders /metrics/ as usual, on its own tables
+ * thread reports its warm-up, the front thread warms its checkpoint and registry paths before it
+ * listens, and the metrics render thread is started and warmed before any scrape; the service then routes, evaluates and renders /metrics/ as usual, on its own tables
  * only (nothing simulated shows in its metrics). Off, neither happens, and the render thread
  * starts at the first scrape, as before.
  */
@@ -35,6 +35,11 @@ describe('JIT warm-up at start', () => {
     expect(pool.transitions).toBeGreaterThan(0);
     const [render] = lines(s, 'metrics render thread started');
     expect(render.warm_up_ms).toEqual(expect.any(Number));
+    // The front thread's own (registry text, checkpoints into a scratch store), before it listened.
+    const [front] = lines(s, 'front thread warmed up');
+    expect(front).toMatchObject({ registry_ms: expect.any(Number), checkpoint_ms: expect.any(Number), checkpoint_writes: expect.any(Number) });
+    expect(front.checkpoint_writes).toBeGreaterThan(0);
+    expect(s.output().indexOf('"front thread warmed up"')).toBeLessThan(s.output().indexOf('"service started"'));
 
     const rule = { rule_id: 'r1', attributes: ['US', 'USD', 'card'], primary_id: 'stripe', secondary_id: 'adyen', primary_weight: 0.9 };
     expect((await s.request('POST', '/v1/rules', rule, KEY)).status).toBe(201);
@@ -63,6 +68,7 @@ describe('JIT warm-up at start', () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(lines(s, 'evaluation thread warmed up')).toHaveLength(0);
     expect(lines(s, 'metrics render thread started')).toHaveLength(0);
+    expect(lines(s, 'front thread warmed up')).toHaveLength(0);
     await scrape(s);
     await until('the render thread', () => lines(s, 'metrics render thread started').length > 0, 10_000);
     expect(lines(s, 'metrics render thread started')[0].warm_up_ms).toBeUndefined();

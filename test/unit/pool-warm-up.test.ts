@@ -5,7 +5,9 @@
  * the same tables evaluated before and after a warm-up give the same transitions and rows.
  */
 import { describe, expect, it } from 'vitest';
-import evaluate from '../../src/engine/worker/entry.js';
+import evaluate, { evaluateWith } from '../../src/engine/worker/entry.js';
+import { createAutopilotStage, type AutopilotObservation } from '../../src/tiers/autopilot/stage.js';
+import { foresightStage } from '../../src/tiers/foresight/stage.js';
 import { forgetViews, viewsFor } from '../../src/engine/worker/views.js';
 import { WARM_UP_CYCLES, WARM_UP_RULES, WARM_UP_TABLES_ID, warmUp } from '../../src/engine/worker/warm-up.js';
 import type { EvaluateResult, EvaluateTask, TenantEngineConfig } from '../../src/engine/protocol.js';
@@ -78,6 +80,21 @@ describe('evaluation thread JIT warm-up', () => {
     // Its views are gone: the cache starts empty for that id again.
     expect(viewsFor(WARM_UP_TABLES_ID, { rules: [], windows: [] }).rules).toHaveLength(0);
     forgetViews(WARM_UP_TABLES_ID);
+  });
+
+  it("runs Tier 3's paths for fresh outcomes and for a quiet cycle (the last allocation reused)", async () => {
+    // Tier 3 as the pool runs it, watched: a path the warm-up never takes is compiled under load
+    // at the first real cycle that does (a quiet cycle did that before the warm-up had them).
+    const seen = { fresh: 0, quiet: 0, reused: 0 };
+    const onCycle = (o: Readonly<AutopilotObservation>) => {
+      if (o.reused) seen.reused++;
+      if (o.successes[0] + o.failures[0] + o.successes[1] + o.failures[1] > 0) seen.fresh++;
+      else seen.quiet++;
+    };
+    await warmUp((task) => evaluateWith(task, [foresightStage, createAutopilotStage({ onCycle })]), forgetViews);
+    expect(seen.fresh).toBeGreaterThan(WARM_UP_RULES * 4);
+    expect(seen.quiet).toBeGreaterThan(WARM_UP_RULES * 2);
+    expect(seen.reused).toBeGreaterThan(WARM_UP_RULES);
   });
 
   it('changes nothing a real evaluation computes: the same tables give the same result before and after it', async () => {

@@ -1,0 +1,101 @@
+/**
+ * The front thread's JIT warm-up of the checkpoint path, run once at start (SERVICE_JIT_WARM_UP)
+ * on the embedded store: a few hundred simulated rules checkpointed again and again, through
+ * the same CheckpointWriter, LmdbStore and lmdb-js code as real checkpoints, into a scratch
+ * LMDB environment in the temporary directory (never the service's data), removed after.
+ * Why: the checkpoint path (the snapshot copy, msgpackr's encoder, lmdb-js's key and write
+ * code) runs once a cycle per tenant, so V8 found it hot only after several cycles under
+ * load, and compiled it then: 60-100 ms of compile jobs on V8's helper threads, which on a
+ * one-core server took that time from routes in runs of up to 5 ms (issue 20; README,
+ * Benchmarks, *Seventh pass*). The pool threads' warm-up (worker/warm-up.ts) does the same
+ * for the evaluation.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { compactRecord } from '../rules/compact-record.js';
+import { toRecord } from '../rules/rule-service.js';
+import { OutcomeKind, recordOutcome } from '../shm/window.js';
+import { windowIndex, windowSegment } from '../shm/slots.js';
+import { SharedTables } from '../shm/tables.js';
+import { LmdbStore } from '../store/lmdb-store.js';
+import { Tenant, type LiveRule, type TierSettings } from '../tenants/tenant.js';
+import { CheckpointWriter } from './checkpoint-writer.js';
+import type { StoredCheckpoint } from './checkpoint.js';
+import type { CounterCheckpoint } from './engine-service.js';
+
+/** Rules checkpointed per round: one tenant of a mid-sized deployment. */
+export const WARM_UP_RULES = 256;
+/** Rounds: each rule's checkpoint is written this many times (~5,000 puts in all). */
+export const WARM_UP_ROUNDS = 20;
+
+export interface CheckpointWarmUpReport {
+  /** Wall time from start to end, ms (the event loop's other work included). */
+  ms: number;
+  /** Checkpoints written (rules with outcomes × rounds). */
+  writes: number;
+}
+
+/**
+ * A tenant of `n` rules in the mix a real one has: most with outcomes on both processors, some
+ * on the primary only, and every fourth without any (skipped: nothing to keep). Each kind takes
+ * its own branch of the writer's code; one left out was compiled again at the first real cycle.
+ */
+function simulatedTenant(tables: SharedTables, settings: TierSettings, n: number): { tenant: Tenant; withOutcomes: number } {
+  const tenant = new Tenant('warm-up', settings);
+  let withOutcomes = 0;
+  const now = Date.now();
+  for (let i = 0; i < n; i++) {
+    const record = compactRecord(
+      toRecord({ rule_id: `warm-up-${i}`, attributes: [`C${i}`], primary_id: `p${i % 7}`, secondary_id: `p${(i + 1) % 7}`, primary_weight: 0.9 }, new Date(now)),
+    );
+    const slot = tables.allocRule(record.primary_weight, false);
+    const rule: LiveRule = { record, slot, runStartedAt: [0, 0], override: null };
+    tenant.addRule(rule);
+    if (i % 4 === 3) continue;
+    withOutcomes++;
+    for (const k of i % 4 === 2 ? ([0] as const) : ([0, 1] as const)) {
+      const w = tables.windowOf(slot, k, false);
+      recordOutcome(windowSegment(tables.windowSegs, w), windowIndex(w), now, k === 0 ? OutcomeKind.Success : OutcomeKind.Decline, 120);
+    }
+  }
+  return { tenant, withOutcomes };
+}
+
+/**
+ * Checkpoints a simulated tenant WARM_UP_ROUNDS times, as the engine does after a cycle (in
+ * slices, yielding to the event loop), into a scratch store. Throws when the scratch store
+ * cannot be made (the caller logs it: the first cycles then compile this path instead).
+ */
+export async function warmUpCheckpoints(settings: TierSettings): Promise<CheckpointWarmUpReport> {
+  const t0 = performance.now();
+  const dir = mkdtempSync(join(tmpdir(), 'routing-engine-warm-up-'));
+  let store: LmdbStore | null = null;
+  let writes = 0;
+  try {
+    store = new LmdbStore(dir);
+    const tables = new SharedTables();
+    const { tenant, withOutcomes } = simulatedTenant(tables, settings, WARM_UP_RULES);
+    const pending: Promise<unknown>[] = [];
+    const writer = new CheckpointWriter({
+      tables,
+      checkpoints: store.collection<StoredCheckpoint>('engine_state'),
+      track: (p) => pending.push(p),
+      minGapMs: 0,
+    });
+    // The engine stores the tenant's counters beside its checkpoints, through the same encoder.
+    const counters = store.collection<CounterCheckpoint>('tenant_counters');
+    for (let round = 0; round < WARM_UP_ROUNDS; round++) {
+      writer.request(tenant);
+      pending.push(counters.put(tenant.id, 'counters', { routed: round * 1000, reported: round * 900, failovers: round }));
+      while (writer.writing(tenant.id)) await new Promise((r) => setImmediate(r));
+      writes += withOutcomes;
+    }
+    await Promise.all(pending);
+  } finally {
+    await store?.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return { ms: performance.now() - t0, writes };
+}

@@ -1,0 +1,36 @@
+/**
+ * The front thread's part of the JIT warm-up (SERVICE_JIT_WARM_UP), run once at start, after
+ * every module is loaded and before the service listens: the code the front thread runs only
+ * at cycles (engine checkpoints) and at scrapes (the registry part of /metrics/), run enough
+ * times on simulated or read-only work to be optimised before traffic. The pool threads and
+ * the metrics render thread warm their own (engine/worker/warm-up.ts, metrics/render-warm-up.ts).
+ * A failure is logged and the service starts anyway: the first cycles and scrapes compile then.
+ */
+import type { Registry } from 'prom-client';
+import { warmUpCheckpoints } from './engine/checkpoint-warm-up.js';
+import { log } from './log.js';
+import { warmUpRegistryText } from './metrics/registry-warm-up.js';
+import type { TierSettings } from './tenants/tenant.js';
+
+export interface FrontWarmUpOptions {
+  registry: Registry;
+  /** The tier settings of the service's tenants: the simulated tenant's are the same. */
+  settings: TierSettings;
+  /** Whether checkpoints go to the embedded LMDB store (the path warmed); false in cluster mode. */
+  embeddedStore: boolean;
+}
+
+export async function warmUpFrontThread(o: FrontWarmUpOptions): Promise<void> {
+  const fields: Record<string, number> = {};
+  try {
+    fields.registry_ms = Math.round(await warmUpRegistryText(o.registry));
+    if (o.embeddedStore) {
+      const r = await warmUpCheckpoints(o.settings);
+      fields.checkpoint_ms = Math.round(r.ms);
+      fields.checkpoint_writes = r.writes;
+    }
+    log.info('front thread warmed up', fields);
+  } catch (e) {
+    log.warn('front thread warm-up failed; the first cycles and scrapes compile instead', { ...fields, error: String(e) });
+  }
+}
