@@ -135,7 +135,9 @@ describe('SIGKILL under a write-heavy load', () => {
         `${acked.outcomes} outcomes, ${acked.config.length} config changes; ${failures} requests cut by the kill`,
     );
 
-    // Restart on the same data, with the receiver now answering 200.
+    // Restart on the same data, with the receiver now answering 200. Counted before the restart:
+    // the service resumes deliveries before it listens, so the retry may land before it answers.
+    const before = hits.filter((h) => h.path === '/w0').length;
     receiverOk = true;
     const s2 = await startServer({ dataDir: s.dataDir, env });
     expect((await post(s2, 'GET', '/'))?.status).toBe(200);
@@ -172,7 +174,6 @@ describe('SIGKILL under a write-heavy load', () => {
     expect((await post(s2, 'GET', '/v1/failover-events'))!.json.length).toBeGreaterThanOrEqual(1);
 
     // The pending delivery resumes and is delivered (same delivery id, same event).
-    const before = hits.filter((h) => h.path === '/w0').length;
     const delivered = await until('the resumed delivery', async () => {
       const r = await post(s2, 'GET', `/v1/webhooks/${hookId}/deliveries/${pending.id}`);
       return r?.json?.status === 'delivered' && r.json;

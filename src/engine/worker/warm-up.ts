@@ -102,7 +102,9 @@ export function warmUp(evaluate: (task: EvaluateTask) => EvaluateResult, forget:
   for (let r = 0; r < WARM_UP_RULES; r++) slots[r] = tables.allocRule(0.9, isSelfFallback(r));
   const config = warmUpConfig();
   const rand = mulberry32(20);
-  const startMs = Date.now() - WARM_UP_CYCLES * CYCLE_MS;
+  // On a cycle boundary (a multiple of the windows' buckets): the last outcomes of a cycle then
+  // fall in buckets that cycle's evaluation counts, and a quiet cycle after it sees none.
+  const startMs = Math.floor(Date.now() / CYCLE_MS) * CYCLE_MS - WARM_UP_CYCLES * CYCLE_MS;
   try {
     for (let c = 0; c < WARM_UP_CYCLES; c++) {
       simulateCycle(tables, slots, c, startMs, rand);
