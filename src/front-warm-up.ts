@@ -10,22 +10,26 @@ import type { Registry } from 'prom-client';
 import { warmUpCheckpoints } from './engine/checkpoint-warm-up.js';
 import { log } from './log.js';
 import { warmUpRegistryText } from './metrics/registry-warm-up.js';
+import type { SharedTables } from './shm/tables.js';
+import type { Store } from './store/store.js';
 import type { TierSettings } from './tenants/tenant.js';
 
 export interface FrontWarmUpOptions {
   registry: Registry;
+  /** The service's shared tables: the simulated rules take a few of their slots, freed after. */
+  tables: SharedTables;
   /** The tier settings of the service's tenants: the simulated tenant's are the same. */
   settings: TierSettings;
-  /** Whether checkpoints go to the embedded LMDB store (the path warmed); false in cluster mode. */
-  embeddedStore: boolean;
+  /** The service's store when it is the embedded LMDB one (the path warmed); null in cluster mode. */
+  embeddedStore: Store | null;
 }
 
 export async function warmUpFrontThread(o: FrontWarmUpOptions): Promise<void> {
   const fields: Record<string, number> = {};
   try {
     fields.registry_ms = Math.round(await warmUpRegistryText(o.registry));
-    if (o.embeddedStore) {
-      const r = await warmUpCheckpoints(o.settings);
+    if (o.embeddedStore !== null) {
+      const r = await warmUpCheckpoints(o.embeddedStore, o.tables, o.settings);
       fields.checkpoint_ms = Math.round(r.ms);
       fields.checkpoint_writes = r.writes;
     }

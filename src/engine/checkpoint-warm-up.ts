@@ -1,34 +1,37 @@
 /**
  * The front thread's JIT warm-up of the checkpoint path, run once at start (SERVICE_JIT_WARM_UP)
- * on the embedded store: a few hundred simulated rules checkpointed again and again, through
- * the same CheckpointWriter, LmdbStore and lmdb-js code as real checkpoints, into a scratch
- * LMDB environment in the temporary directory (never the service's data), removed after.
- * Why: the checkpoint path (the snapshot copy, msgpackr's encoder, lmdb-js's key and write
- * code) runs once a cycle per tenant, so V8 found it hot only after several cycles under
- * load, and compiled it then: 60-100 ms of compile jobs on V8's helper threads, which on a
- * one-core server took that time from routes in runs of up to 5 ms (issue 20; README,
- * Benchmarks, *Seventh pass*). The pool threads' warm-up (worker/warm-up.ts) does the same
- * for the evaluation.
+ * on the embedded store: a few dozen simulated rules checkpointed again and again, through the
+ * same CheckpointWriter, LmdbStore and lmdb-js code as real checkpoints, into two scratch
+ * collections of the service's own store (WARM_UP_COLLECTIONS, emptied before and after:
+ * nothing reads them, and their pages are reused by later writes). Why: the checkpoint path
+ * (the snapshot copy, msgpackr's encoder, lmdb-js's key and write code) runs once a cycle per
+ * tenant, so V8 found it hot only after several cycles under load, and compiled it then:
+ * 60-100 ms of compile jobs on V8's helper threads, which on a one-core server took that time
+ * from routes in runs of up to 5 ms (issue 20; README, Benchmarks, *Seventh pass*). A scratch
+ * LMDB environment of its own was tried first: each one left ~15 MB of the process's memory
+ * behind after it was closed. The simulated rules take slots of the service's shared tables,
+ * freed after: no tenant owns them, so nothing evaluates, renders or routes to them. The pool
+ * threads' warm-up (worker/warm-up.ts) does the same for the evaluation.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { compactRecord } from '../rules/compact-record.js';
 import { toRecord } from '../rules/rule-service.js';
 import { OutcomeKind, recordOutcome } from '../shm/window.js';
 import { windowIndex, windowSegment } from '../shm/slots.js';
 import { SharedTables } from '../shm/tables.js';
-import { LmdbStore } from '../store/lmdb-store.js';
+import type { Store } from '../store/store.js';
 import { Tenant, type LiveRule, type TierSettings } from '../tenants/tenant.js';
 import { CheckpointWriter } from './checkpoint-writer.js';
 import type { StoredCheckpoint } from './checkpoint.js';
 import type { CounterCheckpoint } from './engine-service.js';
 
-/** Rules checkpointed per round: one tenant of a mid-sized deployment. */
-export const WARM_UP_RULES = 256;
-/** Rounds: each rule's checkpoint is written this many times (~5,000 puts in all). */
-export const WARM_UP_ROUNDS = 20;
+/** The scratch collections (named databases of the store): checkpoints, and counters beside them. */
+export const WARM_UP_COLLECTIONS = ['jit_warm_up_checkpoints', 'jit_warm_up_counters'] as const;
+
+/** Rules checkpointed per round: a few slots of the service's tables (each round rewrites them). */
+export const WARM_UP_RULES = 64;
+/** Rounds: each rule's checkpoint is written this many times (~3,800 puts in all). */
+export const WARM_UP_ROUNDS = 80;
 
 export interface CheckpointWarmUpReport {
   /** Wall time from start to end, ms (the event loop's other work included). */
@@ -65,27 +68,20 @@ function simulatedTenant(tables: SharedTables, settings: TierSettings, n: number
 
 /**
  * Checkpoints a simulated tenant WARM_UP_ROUNDS times, as the engine does after a cycle (in
- * slices, yielding to the event loop), into a scratch store. Throws when the scratch store
- * cannot be made (the caller logs it: the first cycles then compile this path instead).
+ * slices, yielding to the event loop), into the store's scratch collections. Throws when the
+ * store refuses the writes (the caller logs it: the first cycles then compile this path).
  */
-export async function warmUpCheckpoints(settings: TierSettings): Promise<CheckpointWarmUpReport> {
+export async function warmUpCheckpoints(store: Store, tables: SharedTables, settings: TierSettings): Promise<CheckpointWarmUpReport> {
   const t0 = performance.now();
-  const dir = mkdtempSync(join(tmpdir(), 'routing-engine-warm-up-'));
-  let store: LmdbStore | null = null;
+  const checkpoints = store.collection<StoredCheckpoint>(WARM_UP_COLLECTIONS[0], { announce: false });
+  // The engine stores each tenant's counters beside its checkpoints, through the same encoder.
+  const counters = store.collection<CounterCheckpoint>(WARM_UP_COLLECTIONS[1], { announce: false });
+  const { tenant, withOutcomes } = simulatedTenant(tables, settings, WARM_UP_RULES);
   let writes = 0;
   try {
-    store = new LmdbStore(dir);
-    const tables = new SharedTables();
-    const { tenant, withOutcomes } = simulatedTenant(tables, settings, WARM_UP_RULES);
+    await Promise.all([checkpoints.clear(), counters.clear()]); // left by a start that was killed during it
     const pending: Promise<unknown>[] = [];
-    const writer = new CheckpointWriter({
-      tables,
-      checkpoints: store.collection<StoredCheckpoint>('engine_state'),
-      track: (p) => pending.push(p),
-      minGapMs: 0,
-    });
-    // The engine stores the tenant's counters beside its checkpoints, through the same encoder.
-    const counters = store.collection<CounterCheckpoint>('tenant_counters');
+    const writer = new CheckpointWriter({ tables, checkpoints, track: (p) => pending.push(p), minGapMs: 0 });
     for (let round = 0; round < WARM_UP_ROUNDS; round++) {
       writer.request(tenant);
       pending.push(counters.put(tenant.id, 'counters', { routed: round * 1000, reported: round * 900, failovers: round }));
@@ -94,8 +90,8 @@ export async function warmUpCheckpoints(settings: TierSettings): Promise<Checkpo
     }
     await Promise.all(pending);
   } finally {
-    await store?.close();
-    rmSync(dir, { recursive: true, force: true });
+    for (const rule of tenant.rules.values()) tables.freeRule(rule.slot);
+    await Promise.all([checkpoints.clear(), counters.clear()]);
   }
   return { ms: performance.now() - t0, writes };
 }

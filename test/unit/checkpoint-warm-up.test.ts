@@ -1,77 +1,94 @@
 /**
  * The front thread's JIT warm-up of the checkpoint path (src/engine/checkpoint-warm-up.ts) and
- * the front thread's warm-up as a whole (src/front-warm-up.ts): the simulated checkpoints go
- * through the real writer and LMDB code into a scratch environment under the temporary
- * directory, which is removed afterwards; when no scratch environment can be made, the warm-up
- * is skipped with a warning and the service starts anyway.
+ * the front thread's warm-up as a whole (src/front-warm-up.ts), on a real LMDB store: the
+ * simulated checkpoints go through the real writer and LMDB code into two scratch collections,
+ * which are empty again afterwards, the rest of the store is untouched, and the table slots
+ * it took are free again; when the store refuses writes, the warm-up is skipped with a warning
+ * and the service starts anyway.
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { WARM_UP_ROUNDS, WARM_UP_RULES, warmUpCheckpoints } from '../../src/engine/checkpoint-warm-up.js';
+import { WARM_UP_COLLECTIONS, WARM_UP_ROUNDS, WARM_UP_RULES, warmUpCheckpoints } from '../../src/engine/checkpoint-warm-up.js';
 import { warmUpFrontThread } from '../../src/front-warm-up.js';
 import { log } from '../../src/log.js';
 import { Metrics } from '../../src/metrics/registry.js';
+import { SharedTables } from '../../src/shm/tables.js';
+import { LmdbStore } from '../../src/store/lmdb-store.js';
 import { settingsForTier } from '../../src/tenants/tenant.js';
 
-let scratch: string;
-let savedTmp: string | undefined;
+let dir: string;
+let store: LmdbStore;
+const settings = settingsForTier(3, false);
+/** Every fourth simulated rule has no outcomes: the writer skips it, as it does real ones. */
+const WRITES = WARM_UP_ROUNDS * (WARM_UP_RULES - WARM_UP_RULES / 4);
 
 beforeEach(() => {
-  savedTmp = process.env.TMPDIR;
-  scratch = mkdtempSync(join(tmpdir(), 'cp-warm-up-test-'));
-  process.env.TMPDIR = scratch; // os.tmpdir() reads it at every call
+  dir = mkdtempSync(join(tmpdir(), 'cp-warm-up-test-'));
+  store = new LmdbStore(dir);
 });
 
-afterEach(() => {
-  if (savedTmp === undefined) delete process.env.TMPDIR;
-  else process.env.TMPDIR = savedTmp;
-  rmSync(scratch, { recursive: true, force: true });
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
   vi.restoreAllMocks();
 });
 
+const scratchEntries = () => WARM_UP_COLLECTIONS.map((name) => [...store.collection<unknown>(name).listAll()].length);
+
 describe('checkpoint path warm-up', () => {
-  it('writes every rule with outcomes each round into a scratch store, and removes it', async () => {
-    const r = await warmUpCheckpoints(settingsForTier(3, false));
-    // Every fourth simulated rule has no outcomes: the writer skips it, as it does real ones.
-    expect(r.writes).toBe(WARM_UP_ROUNDS * (WARM_UP_RULES - WARM_UP_RULES / 4));
+  it('writes every rule with outcomes each round, then leaves the scratch collections empty, the rest untouched and its slots free', async () => {
+    const real = store.collection<number[]>('engine_state', { announce: false });
+    await real.put('acme', 'r1', [1, 2, 3]);
+    const tables = new SharedTables();
+    const before = tables.allocRule(0.9, false);
+    const r = await warmUpCheckpoints(store, tables, settings);
+    expect(r.writes).toBe(WRITES);
     expect(r.ms).toBeGreaterThan(0);
-    expect(readdirSync(scratch)).toEqual([]);
+    expect(scratchEntries()).toEqual([0, 0]);
+    expect([...real.listAll()]).toEqual([{ tenantId: 'acme', id: 'r1', value: [1, 2, 3] }]);
+    // Every slot it took is free again: the next rules get them (the free list first), no new ones.
+    const next = Array.from({ length: WARM_UP_RULES }, () => tables.allocRule(0.9, false));
+    expect(new Set(next).size).toBe(WARM_UP_RULES);
+    expect(Math.max(...next)).toBe(before + WARM_UP_RULES);
   });
 
-  it('throws when no scratch store can be made, leaving nothing behind', async () => {
-    const file = join(scratch, 'not-a-dir');
-    writeFileSync(file, '');
-    process.env.TMPDIR = file;
-    await expect(warmUpCheckpoints(settingsForTier(3, false))).rejects.toThrow();
-    expect(readdirSync(scratch)).toEqual(['not-a-dir']);
+  it('empties what a start killed during it left behind', async () => {
+    await store.collection<number>(WARM_UP_COLLECTIONS[0]).put('warm-up', 'left-over', 1);
+    await warmUpCheckpoints(store, new SharedTables(), settings);
+    expect(scratchEntries()).toEqual([0, 0]);
+  });
+
+  it('throws when the store refuses the writes, and gives its slots back', async () => {
+    const tables = new SharedTables();
+    await store.close();
+    await expect(warmUpCheckpoints(store, tables, settings)).rejects.toThrow();
+    // No slot is lost: the next rules fill slots 0 to WARM_UP_RULES - 1.
+    const next = Array.from({ length: WARM_UP_RULES }, () => tables.allocRule(0.9, false));
+    expect(Math.max(...next)).toBe(WARM_UP_RULES - 1);
   });
 });
 
 describe('front thread warm-up', () => {
   it('renders the registry and checkpoints, and logs what it did', async () => {
     const info = vi.spyOn(log, 'info').mockImplementation(() => {});
-    await warmUpFrontThread({ registry: new Metrics().registry, settings: settingsForTier(3, false), embeddedStore: true });
+    await warmUpFrontThread({ registry: new Metrics().registry, tables: new SharedTables(), settings, embeddedStore: store });
     const call = info.mock.calls.find(([msg]) => msg === 'front thread warmed up');
-    expect(call?.[1]).toMatchObject({ registry_ms: expect.any(Number), checkpoint_ms: expect.any(Number), checkpoint_writes: WARM_UP_ROUNDS * 192 });
-    expect(readdirSync(scratch)).toEqual([]);
+    expect(call?.[1]).toMatchObject({ registry_ms: expect.any(Number), checkpoint_ms: expect.any(Number), checkpoint_writes: WRITES });
   });
 
   it('leaves the checkpoint path alone in cluster mode (checkpoints do not go to LMDB there)', async () => {
     const info = vi.spyOn(log, 'info').mockImplementation(() => {});
-    await warmUpFrontThread({ registry: new Metrics().registry, settings: settingsForTier(3, false), embeddedStore: false });
+    await warmUpFrontThread({ registry: new Metrics().registry, tables: new SharedTables(), settings, embeddedStore: null });
     const call = info.mock.calls.find(([msg]) => msg === 'front thread warmed up');
     expect(call?.[1]).toEqual({ registry_ms: expect.any(Number) });
   });
 
   it('a failure is a warning, not a failed start', async () => {
     const warn = vi.spyOn(log, 'warn').mockImplementation(() => {});
-    const dir = join(scratch, 'gone');
-    mkdirSync(dir);
-    rmSync(dir, { recursive: true });
-    process.env.TMPDIR = dir; // does not exist: mkdtemp fails
-    await expect(warmUpFrontThread({ registry: new Metrics().registry, settings: settingsForTier(3, false), embeddedStore: true })).resolves.toBeUndefined();
+    await store.close();
+    await expect(warmUpFrontThread({ registry: new Metrics().registry, tables: new SharedTables(), settings, embeddedStore: store })).resolves.toBeUndefined();
     expect(warn).toHaveBeenCalledWith('front thread warm-up failed; the first cycles and scrapes compile instead', expect.objectContaining({ registry_ms: expect.any(Number), error: expect.any(String) }));
   });
 });
