@@ -20,7 +20,7 @@ const VARIABLES: [name: string, def: string, meaning: string][] = [
   ['SERVICE_REQUEST_TIMEOUT_MS', '10000', 'slow body -> 408, slow handler -> 503'],
   ['SERVICE_METRICS_TOKEN', 'unset', 'when set (16+ characters), /metrics needs Authorization: Bearer <token>'],
   ['SERVICE_METRICS_RENDER_NICE', '10', 'added to the nice value of the /metrics render thread, 0-19 (routes first on a shared core)'],
-  ['SERVICE_JIT_WARM_UP', 'true', 'at start, run simulated traffic through the evaluation and /metrics threads so the first cycles and scrapes under load are not compiled then'],
+  ['SERVICE_JIT_WARM_UP', 'true', 'at start, run simulated work through the evaluation and /metrics threads, and the front thread\'s checkpoint and /metrics paths, so the first cycles and scrapes under load are not compiled then'],
   ['SERVICE_STORE_START_FRESH', 'false', 'start with an empty store when the stored one is damaged (its files are renamed, never deleted)'],
   ['SERVICE_STORE_URL', 'unset (LMDB)', 'postgres://user@host:5432/db: keep the configuration in PostgreSQL, shared by every replica (cluster mode)'],
   ['SERVICE_REDIS_URL', 'unset', 'redis://host:6379: replicas share their outcomes and one leader evaluates for all (cluster mode, part 2)'],
