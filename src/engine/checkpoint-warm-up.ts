@@ -14,6 +14,7 @@
  * threads' warm-up (worker/warm-up.ts) does the same for the evaluation.
  */
 import { performance } from 'node:perf_hooks';
+import { yieldTurn } from '../cluster/yield.js';
 import { compactRecord } from '../rules/compact-record.js';
 import { toRecord } from '../rules/rule-service.js';
 import { OutcomeKind, recordOutcome } from '../shm/window.js';
@@ -77,7 +78,6 @@ export async function warmUpCheckpoints(store: Store, tables: SharedTables, sett
   // The engine stores each tenant's counters beside its checkpoints, through the same encoder.
   const counters = store.collection<CounterCheckpoint>(WARM_UP_COLLECTIONS[1], { announce: false });
   const { tenant, withOutcomes } = simulatedTenant(tables, settings, WARM_UP_RULES);
-  let writes = 0;
   try {
     await Promise.all([checkpoints.clear(), counters.clear()]); // left by a start that was killed during it
     const pending: Promise<unknown>[] = [];
@@ -85,13 +85,12 @@ export async function warmUpCheckpoints(store: Store, tables: SharedTables, sett
     for (let round = 0; round < WARM_UP_ROUNDS; round++) {
       writer.request(tenant);
       pending.push(counters.put(tenant.id, 'counters', { routed: round * 1000, reported: round * 900, failovers: round }));
-      while (writer.writing(tenant.id)) await new Promise((r) => setImmediate(r));
-      writes += withOutcomes;
+      while (writer.writing(tenant.id)) await yieldTurn();
     }
     await Promise.all(pending);
   } finally {
     for (const rule of tenant.rules.values()) tables.freeRule(rule.slot);
     await Promise.all([checkpoints.clear(), counters.clear()]);
   }
-  return { ms: performance.now() - t0, writes };
+  return { ms: performance.now() - t0, writes: WARM_UP_ROUNDS * withOutcomes };
 }

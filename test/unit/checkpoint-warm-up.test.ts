@@ -43,8 +43,11 @@ describe('checkpoint path warm-up', () => {
     await real.put('acme', 'r1', [1, 2, 3]);
     const tables = new SharedTables();
     const before = tables.allocRule(0.9, false);
+    // The store hands out one collection per name: the warm-up writes through this one.
+    const puts = vi.spyOn(store.collection<unknown>(WARM_UP_COLLECTIONS[0]), 'put');
     const r = await warmUpCheckpoints(store, tables, settings);
     expect(r.writes).toBe(WRITES);
+    expect(puts).toHaveBeenCalledTimes(WRITES);
     expect(r.ms).toBeGreaterThan(0);
     expect(scratchEntries()).toEqual([0, 0]);
     expect([...real.listAll()]).toEqual([{ tenantId: 'acme', id: 'r1', value: [1, 2, 3] }]);
