@@ -30,6 +30,8 @@ export interface BodySink {
 /** A body being read; `oversized` turns true once it has passed the limit (the rest is discarded). */
 export class BodyReader {
   oversized = false;
+  /** uWS has handed over the request's last chunk: it calls data() no more for this request. */
+  lastSeen = false;
   private chunks: Buffer[] | null = null; // only for a body in several chunks
   private size = 0;
   private finished = false;
@@ -40,7 +42,18 @@ export class BodyReader {
     private readonly sink: BodySink,
   ) {}
 
+  /** Ready for another request's body (the hot path reuses its readers: hot-path.ts). */
+  reset(): void {
+    this.oversized = false;
+    this.lastSeen = false;
+    this.chunks = null;
+    this.size = 0;
+    this.finished = false;
+    this.partial = false;
+  }
+
   data(chunk: ArrayBuffer, isLast: boolean): void {
+    if (isLast) this.lastSeen = true;
     if (this.finished) return;
     this.size += chunk.byteLength;
     if (!this.partial && !isLast) {

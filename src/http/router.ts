@@ -15,7 +15,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from '@trufflesuite/uws-
 import { errorBody, errors, ServiceError } from '../errors.js';
 import type { ApiKeyTable, KeyGrant } from './api-keys.js';
 import { DEV_GRANT, NO_PARAMS, RequestCtx, type Exchange, type RequestObserver } from './exchange.js';
-import { BodyReader, DISCARD_CAP_BYTES, readBody } from './body.js';
+import { DISCARD_CAP_BYTES, readBody } from './body.js';
 import { CorsPolicy } from './cors.js';
 import type { Ctx, Endpoint, Method, Reply } from './endpoint.js';
 import { enterUwsCallback, leaveUwsCallback, send, type ResponseState } from './reply.js';
@@ -53,8 +53,15 @@ function closesConnection(err: unknown): boolean {
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+/** Hot-path exchanges kept for reuse (hot-path.ts); more are made while more requests are in flight. */
+export const MAX_POOLED_HOT_EXCHANGES = 1024;
+
 export class Router implements ExchangeHost {
   private inFlight = 0;
+  /** Idle hot-path exchanges, each answered and ready for another request. */
+  private readonly hotExchanges: HotExchange[] = [];
+  /** How many hot-path exchanges were ever made (tests: reuse keeps it near the requests in flight). */
+  readonly hotStats = { created: 0 };
   private draining = false;
   private idleWaiters: (() => void)[] = [];
 
@@ -111,10 +118,7 @@ export class Router implements ExchangeHost {
     // Every field is set here, none added later: one object shape for every request.
     const x: Exchange = { aborted: false, done: false, corsOrigin: null, counted: false, res, method, template, t0, series: null };
     this.inFlight++;
-    res.onAborted(() => {
-      x.aborted = true;
-      this.finish(x);
-    });
+    res.onAborted(() => this.abort(x));
     // With CORS off (the default) the Origin header changes nothing: not read.
     if (this.opts.cors.enabled) {
       const origin = req.getHeader('origin');
@@ -142,16 +146,25 @@ export class Router implements ExchangeHost {
       grant = g;
     }
     if (req.getQuery()) return false;
-    const x = new HotExchange(this, target, res, template, t0, grant, series);
+    let x = this.hotExchanges.pop();
+    if (x === undefined) {
+      x = new HotExchange(this);
+      this.hotStats.created++;
+    }
+    x.begin(target, res, template, t0, grant, series);
     this.inFlight++;
-    const reader = new BodyReader(opts.maxBodyBytes, x);
-    x.reader = reader;
-    res.onAborted(() => {
-      x.aborted = true;
-      this.finish(x);
-    });
-    res.onData((chunk, isLast) => reader.data(chunk, isLast));
+    res.onAborted(x.onAborted);
+    res.onData(x.onData);
     return true;
+  }
+
+  abort(x: Exchange): void {
+    x.aborted = true;
+    this.finish(x);
+  }
+
+  recycle(x: HotExchange): void {
+    if (this.hotExchanges.length < MAX_POOLED_HOT_EXCHANGES) this.hotExchanges.push(x);
   }
 
   get maxBodyBytes(): number {
