@@ -45,7 +45,7 @@ import { table } from './lib/load.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
 import { apiKeysFor, outcomeRequests, routeRequests, sampleRules, type BenchRequest } from './lib/requests.js';
 import { median } from './lib/scenario-metrics.js';
-import { sameRunRatios, sizeRatios } from './lib/same-run.js';
+import { GENERATOR_BOUND_CORE, sameRunRatios, sizeRatios } from './lib/same-run.js';
 import { scrapeEverySecond } from './lib/scrape-loop.js';
 import { seed } from './lib/seed.js';
 import { HAVE_TASKSET, pinSelf, requireWrk, runWrk, type WrkResult } from './lib/wrk.js';
@@ -239,6 +239,7 @@ async function main(): Promise<void> {
       'route / bare': med(ratios.route),
       'outcome / bare': med(ratios.outcome),
       'route p99 / bare p99': med(ratios.p99),
+      'route / bare by CPU': med(ratios.routeByCpu),
       [`route / route at ${SIZES[0]} rules`]: reference === null ? '' : bySize.length > 0 ? r3(median(bySize)!) : 'refused: every run disturbed',
       'bare req/s': medOf('ceiling', (r) => r.rps),
       'route req/s': medOf('route', (r) => r.rps),
@@ -250,6 +251,12 @@ async function main(): Promise<void> {
       'load1': medOf('ceiling', (r) => r.load1),
     });
     if (refused > 0) console.log(`${size} rules: ${refused} round(s) refused (ceiling run disturbed by other processes)`);
+    if (ratios.generatorBound > 0) {
+      console.log(
+        `${size} rules: in ${ratios.generatorBound} of ${ratios.route.length} counted round(s) wrk used ≥ ${GENERATOR_BOUND_CORE} of its core in the ceiling run: ` +
+          "the bare figure is partly the generator's limit, so 'route / bare' flatters the service; 'route / bare by CPU' (server CPU per request) does not depend on it",
+      );
+    }
     memory.push({ rules: size, 'rss at rest MB': Math.round(rest), 'rss after load MB': Math.round(Math.max(rss, svc.rssMb())) });
     await bare.stop();
     if (reference === null && SIZES.length > 1) reference = { svc, reqs: routeReqs, size, dir };

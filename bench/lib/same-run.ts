@@ -2,12 +2,23 @@
  * Same-run ratios of the HTTP benchmark: per round, the service's throughput over the bare uWS
  * ceiling measured beside it. A round whose ceiling run was disturbed (other processes took
  * CPU meanwhile) has no trustworthy denominator: it gets no ratio and is counted as refused.
+ * Beside it the same ratio by server CPU per request (the ceiling's µs over the route's): when
+ * the generator nears its own core's limit in the ceiling run, the bare server idles between
+ * requests and its req/s is wrk's as much as its own, while CPU per request is still the
+ * server's. Such rounds are counted (generatorBound) so the report can say so.
  */
 export interface RunFigures {
   rps: number;
   p99Ms: number;
   disturbed: boolean;
+  /** Server CPU per request, µs (all the server's threads). */
+  serverUsPerReq: number;
+  /** The generator's share of its core during the run. */
+  generatorCore: number;
 }
+
+/** A ceiling run whose generator used this much of its core or more was paced by the generator. */
+export const GENERATOR_BOUND_CORE = 0.95;
 
 export interface Round {
   ceiling: RunFigures;
@@ -20,11 +31,15 @@ export interface SameRunRatios {
   outcome: number[];
   /** Route p99 over the ceiling's p99. */
   p99: number[];
+  /** The ceiling's server CPU per request over the route's (1 = as cheap as bare uWS). */
+  routeByCpu: number[];
+  /** Counted rounds whose ceiling run was paced by the generator (GENERATOR_BOUND_CORE). */
+  generatorBound: number;
   refused: number;
 }
 
 export function sameRunRatios(rounds: readonly Round[]): SameRunRatios {
-  const out: SameRunRatios = { route: [], outcome: [], p99: [], refused: 0 };
+  const out: SameRunRatios = { route: [], outcome: [], p99: [], routeByCpu: [], generatorBound: 0, refused: 0 };
   for (const r of rounds) {
     if (r.ceiling.disturbed) {
       out.refused++;
@@ -33,6 +48,8 @@ export function sameRunRatios(rounds: readonly Round[]): SameRunRatios {
     out.route.push(r.route.rps / r.ceiling.rps);
     out.outcome.push(r.outcome.rps / r.ceiling.rps);
     out.p99.push(r.route.p99Ms / r.ceiling.p99Ms);
+    out.routeByCpu.push(r.ceiling.serverUsPerReq / r.route.serverUsPerReq);
+    if (r.ceiling.generatorCore >= GENERATOR_BOUND_CORE) out.generatorBound++;
   }
   return out;
 }

@@ -3,11 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { othersCpuS, stealFromProcStat } from '../../bench/lib/cpu-usage.js';
 import { sameRunRatios, sizeRatios } from '../../bench/lib/same-run.js';
 
-const run = (rps: number, p99Ms: number, disturbed = false) => ({ rps, p99Ms, disturbed });
+const run = (rps: number, p99Ms: number, disturbed = false, serverUsPerReq = 10, generatorCore = 0.8) => ({ rps, p99Ms, disturbed, serverUsPerReq, generatorCore });
 
 describe('size ratios', () => {
   it('divides each round\'s route throughput by the smallest rule set\'s, measured beside it; a disturbed run gets no ratio', () => {
-    const f = (rps: number, disturbed = false) => ({ rps, p99Ms: 1, disturbed });
+    const f = (rps: number, disturbed = false) => run(rps, 1, disturbed);
     expect(sizeRatios([{ route: f(90), reference: f(100) }, { route: f(45), reference: f(50) }, { route: f(10, true), reference: f(100) }, { route: f(10), reference: f(100, true) }])).toEqual([0.9, 0.9]);
   });
 });
@@ -22,6 +22,17 @@ describe('same-run ratios', () => {
     expect(r.outcome).toEqual([0.8, 0.9]);
     expect(r.p99).toEqual([1.5, 1]);
     expect(r.refused).toBe(0);
+  });
+
+  it('gives the ratio by server CPU per request too, and counts the rounds whose generator neared its core', () => {
+    const r = sameRunRatios([
+      { ceiling: run(160, 1, false, 6, 0.98), route: run(130, 2, false, 7.5), outcome: run(135, 2) },
+      { ceiling: run(150, 1, false, 6, 0.9), route: run(120, 2, false, 8), outcome: run(130, 2) },
+      { ceiling: run(150, 1, true, 6, 0.99), route: run(120, 2, false, 8), outcome: run(130, 2) }, // refused: not counted either way
+    ]);
+    expect(r.routeByCpu).toEqual([0.8, 0.75]);
+    expect(r.generatorBound).toBe(1);
+    expect(r.refused).toBe(1);
   });
 
   it('refuses a round whose ceiling run was disturbed', () => {
