@@ -87,9 +87,14 @@ function write(
   res.end(body, closeConnection);
 }
 
+/** The status line and Content-Type of a JSON answer, or undefined for a status outside STATUS_TEXT. */
+export function jsonHead(status: number): Buffer | undefined {
+  return JSON_HEAD[status];
+}
+
 /** Status line and headers (with the CORS ones when the origin is allowed); the caller corks. */
 export function writeHead(res: HttpResponse, state: ResponseState, status: number, contentType: string, headers: Record<string, string> | undefined): void {
-  const head = contentType === 'application/json' ? JSON_HEAD[status] : undefined;
+  const head = contentType === 'application/json' ? jsonHead(status) : undefined;
   if (head !== undefined) res.writeStatus(head);
   else {
     res.writeStatus(statusLine(status));

@@ -175,7 +175,8 @@ export class Router implements ExchangeHost {
     return this.opts.requestTimeoutMs;
   }
 
-  private finish(x: Exchange): void {
+  /** Takes an answered or aborted request off the in-flight count (once). */
+  finish(x: Exchange): void {
     if (x.counted) return;
     x.counted = true;
     this.inFlight--;
@@ -290,7 +291,7 @@ export class Router implements ExchangeHost {
     return grant;
   }
 
-  /** Runs the handler and answers with its reply (also for hot-path.ts). */
+  /** Runs the handler and answers with its reply. */
   run(x: Exchange, ep: Endpoint, ctx: Ctx, body: unknown): void {
     let out: Reply | Promise<Reply>;
     try {
@@ -298,6 +299,11 @@ export class Router implements ExchangeHost {
     } catch (e) {
       return this.fail(x, e);
     }
+    this.settle(x, out);
+  }
+
+  /** Answers with a handler's reply, now or when its promise settles (also for hot-path.ts). */
+  settle(x: Exchange, out: Reply | Promise<Reply>): void {
     if (out instanceof Promise) {
       // A handler that does not answer in time gets a 503; its late result is dropped.
       const timer = setTimeout(() => this.fail(x, errors.unavailable('the request took too long; retry')), this.opts.requestTimeoutMs);
