@@ -291,8 +291,8 @@ export class Router implements ExchangeHost {
     return grant;
   }
 
-  /** Runs the handler and answers with its reply. */
-  run(x: Exchange, ep: Endpoint, ctx: Ctx, body: unknown): void {
+  /** Runs the handler and answers with its reply (the generic path; hot-path.ts runs its own). */
+  private run(x: Exchange, ep: Endpoint, ctx: Ctx, body: unknown): void {
     let out: Reply | Promise<Reply>;
     try {
       out = ep.handler(ctx, body);
