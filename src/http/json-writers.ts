@@ -4,6 +4,7 @@
  * generic walk over the object. The output is byte-for-byte what JSON.stringify gives
  * (test/unit/json-writers.test.ts checks it against JSON.stringify for generated values).
  */
+import { Buffer } from 'node:buffer';
 import type { RouteDecision } from '../schemas/routing.js';
 
 /** Characters JSON.stringify escapes in strings: '"', '\', control characters, lone surrogates. */
@@ -26,17 +27,25 @@ export function routeDecisionJson(d: RouteDecision): string {
   );
 }
 
-/** The last route reply written in one slot of the memo below. */
-interface WrittenReply {
-  processor: string;
-  weight: number;
-  fallback: string;
-  source: string;
-  failProb: number | null;
-  ruleId: string;
+/**
+ * The last route reply written in one slot of the memo below. A class whose fields hold their
+ * final kinds from the start (a weight is a fraction, a failure probability a number or null):
+ * a field that first held 1 and then 0.9, or null and then 0.03, changes the object's layout,
+ * and V8 throws away the optimised code that read the old one, the route handler's included.
+ */
+class WrittenReply {
+  processor = '';
+  weight = Number.NaN;
+  fallback = '';
+  source = '';
+  failProb: number | null = Number.NaN;
+  ruleId = '';
   /** The reply's JSON, UTF-8 encoded once: uWS sends bytes as they are, where a string is measured and converted on every send. */
-  bytes: Buffer;
+  bytes = Buffer.alloc(0);
 }
+// failProb holds null as well as numbers: both kinds are stored once here, at load, so the
+// first null stored under traffic changes nothing.
+new WrittenReply().failProb = null;
 
 /** A power of two; a rule side maps to slot (key & (REPLY_SLOTS - 1)), so two may share one (then each rebuilds). */
 const REPLY_SLOTS = 8192;
@@ -66,17 +75,16 @@ export function routeReplyBytes(d: RouteDecision, key: number): Buffer {
     return w.bytes;
   }
   const bytes = Buffer.from(routeDecisionJson(d), 'utf8');
-  if (w === undefined) {
-    written[slot] = { processor: d.processor_id, weight: d.weight, fallback: d.fallback_processor_id, source: d.decision_source, failProb: d.failure_probability, ruleId: d.rule_id, bytes };
-  } else {
-    w.processor = d.processor_id;
-    w.weight = d.weight;
-    w.fallback = d.fallback_processor_id;
-    w.source = d.decision_source;
-    w.failProb = d.failure_probability;
-    w.ruleId = d.rule_id;
-    w.bytes = bytes;
-  }
+  // One path for a new slot and a changed reply: a branch first taken when a rule's weights
+  // move (at a cycle, under load) would deoptimise the route handler this is inlined into.
+  const into = w ?? (written[slot] = new WrittenReply());
+  into.processor = d.processor_id;
+  into.weight = d.weight;
+  into.fallback = d.fallback_processor_id;
+  into.source = d.decision_source;
+  into.failProb = d.failure_probability;
+  into.ruleId = d.rule_id;
+  into.bytes = bytes;
   return bytes;
 }
 

@@ -13,11 +13,15 @@ import { shownFailureProbability } from '../tiers/foresight/prior.js';
 import { WILDCARD } from './attributes.js';
 import { ruleIndex, ruleSegment } from '../shm/slots.js';
 
-// Reused across calls: the front thread is single-threaded and decide() is synchronous.
+// Reused across calls: the front thread is single-threaded and decide() is synchronous. Their
+// number fields start as fractions (NaN), and failure_probability has held a number and null,
+// so the values a cycle brings (a share of 1 becoming 0.9, null becoming 0.03) never change
+// the objects' layout under load, which would throw away the route handler's optimised code.
 const values: (string | null)[] = [null, null, null, null, null, null];
-const fields: DecisionFields = { primaryShare: 1, source: DecisionSource.Rules, failProbPrimary: NaN, failProbSecondary: NaN };
+const fields: DecisionFields = { primaryShare: NaN, source: DecisionSource.Rules, failProbPrimary: NaN, failProbSecondary: NaN };
 /** What decide() returns: one object, overwritten by the next call (callers read or copy it at once). */
-const decision: RouteDecision = { processor_id: '', weight: 0, fallback_processor_id: '', decision_source: 'rules', failure_probability: null, rule_id: '' };
+const decision: RouteDecision = { processor_id: '', weight: NaN, fallback_processor_id: '', decision_source: 'rules', failure_probability: NaN, rule_id: '' };
+decision.failure_probability = null;
 
 /** Whether s has no character in the range a-z / A-Z (`from`-`to`) and only ASCII: then s is its own upper / lower case. */
 function asciiWithout(s: string, from: number, to: number): boolean {
