@@ -151,15 +151,15 @@ export class HotExchange implements Exchange, Ctx, BodySink {
     } catch (e) {
       return this.host.fail(this, e);
     }
-    const head = out instanceof Promise ? undefined : usualHead(out);
+    if (out instanceof Promise) return this.host.settle(this, out);
+    const head = usualHead(out);
     if (head === undefined) return this.host.settle(this, out);
-    const r = out as Reply;
     this.done = true;
     // Inside uWS's body callback (deliver() marks it): the socket is corked, no cork() needed.
     this.res.writeStatus(head);
-    this.res.end(r.body as Buffer | string);
+    this.res.end(out.body as Buffer | string);
     this.host.finish(this);
-    this.series.observe(r.status, (performance.now() - this.t0) / 1000);
+    this.series.observe(out.status, (performance.now() - this.t0) / 1000);
   }
 
   /**

@@ -23,18 +23,19 @@ import { compile } from '../../src/schemas/common.js';
 const Body = Type.Object({ n: Type.Number() }, { additionalProperties: false });
 const body = compile(Body);
 
-/** Each endpoint answers its kind of reply; `usual`: the hot path writes it itself. */
-const KINDS: { path: string; usual: boolean; reply: (n: number) => Reply | Promise<Reply> }[] = [
-  { path: '/bytes', usual: true, reply: (n) => ({ status: 200, body: Buffer.from(`{"n":${n}}`) }) },
-  { path: '/text', usual: true, reply: (n) => ({ status: 202, body: `{"accepted":${n}}` }) },
-  { path: '/object', usual: false, reply: (n) => ({ status: 200, body: { n } }) },
-  { path: '/headers', usual: false, reply: (n) => ({ status: 200, body: `{"n":${n}}`, headers: { 'X-Extra': String(n) } }) },
-  { path: '/plain', usual: false, reply: (n) => ({ status: 200, body: `n=${n}`, contentType: 'text/plain' }) },
-  { path: '/odd-status', usual: false, reply: (n) => ({ status: 299, body: `{"n":${n}}` }) },
-  { path: '/later', usual: false, reply: (n) => new Promise((r) => setTimeout(() => r({ status: 200, body: Buffer.from(`{"n":${n}}`) }), 20)) },
+/** Each endpoint answers its kind of reply with `status`; `usual`: the hot path writes it itself. */
+const KINDS: { path: string; usual: boolean; status: number; reply: (n: number) => Reply | Promise<Reply> }[] = [
+  { path: '/bytes', usual: true, status: 200, reply: (n) => ({ status: 200, body: Buffer.from(`{"n":${n}}`) }) },
+  { path: '/text', usual: true, status: 202, reply: (n) => ({ status: 202, body: `{"accepted":${n}}` }) },
+  { path: '/object', usual: false, status: 200, reply: (n) => ({ status: 200, body: { n } }) },
+  { path: '/headers', usual: false, status: 200, reply: (n) => ({ status: 200, body: `{"n":${n}}`, headers: { 'X-Extra': String(n) } }) },
+  { path: '/plain', usual: false, status: 200, reply: (n) => ({ status: 200, body: `n=${n}`, contentType: 'text/plain' }) },
+  { path: '/odd-status', usual: false, status: 299, reply: (n) => ({ status: 299, body: `{"n":${n}}` }) },
+  { path: '/later', usual: false, status: 200, reply: (n) => new Promise((r) => setTimeout(() => r({ status: 200, body: Buffer.from(`{"n":${n}}`) }), 20)) },
   {
     path: '/refused',
     usual: false,
+    status: 422,
     reply: () => {
       throw errors.field('n', 'is refused here');
     },
@@ -129,7 +130,7 @@ describe('the hot path writes its usual answers itself', () => {
   it('every request is counted once under its status and leaves the in-flight count', async () => {
     const { router, port, observed } = await serve();
     for (let i = 0; i < 3; i++) for (const k of KINDS) await ask(port, k.path, i);
-    const expected = KINDS.map((k) => [k.path, k.path === '/refused' ? 422 : k.path === '/text' ? 202 : k.path === '/odd-status' ? 299 : 200] as [string, number]);
+    const expected = KINDS.map((k) => [k.path, k.status] as [string, number]);
     expect(observed).toEqual([...expected, ...expected, ...expected]);
     // drain() resolves once nothing is in flight: a request left counted in would hold it.
     await expect(Promise.race([router.drain().then(() => 'drained'), new Promise((r) => setTimeout(() => r('still in flight'), 500))])).resolves.toBe('drained');
