@@ -4,7 +4,7 @@
  * routes this replica serves meanwhile.
  */
 import { newRuleEntry, TableRuleIterator, type readTableHeader, type RuleEntry } from './table-codec.js';
-import { yieldTurn } from './yield.js';
+import { yieldTurn } from '../front-turns.js';
 
 export interface SlicedVisit {
   /** False when `beforeSlice` stopped the visit part-way. */

@@ -19,7 +19,7 @@ import { PF_BANDIT_LEN, PF_T1_LEN, PROCS_PER_RULE } from '../shm/layout.js';
 import type { SharedTables } from '../shm/tables.js';
 import { newRuleEntry, TableKind, TableWriter, type RuleEntry } from './table-codec.js';
 import { readRuleEntry } from './table-rows.js';
-import { yieldTurn } from './yield.js';
+import { yieldTurn } from '../front-turns.js';
 
 export interface BuiltTable {
   table: Buffer;

@@ -14,7 +14,7 @@
  * threads' warm-up (worker/warm-up.ts) does the same for the evaluation.
  */
 import { performance } from 'node:perf_hooks';
-import { yieldTurn } from '../cluster/yield.js';
+import { yieldTurn } from '../front-turns.js';
 import { compactRecord } from '../rules/compact-record.js';
 import { toRecord } from '../rules/rule-service.js';
 import { OutcomeKind, recordOutcome } from '../shm/window.js';

@@ -5,11 +5,14 @@
  * 200-rule tenant and ~0.6 s per 20,000-rule tenant. Now:
  * - the snapshots are copied at once, while no task runs on the tenant's shard (the caller is
  *   the scheduler's onEvaluated), so each is consistent — a memory copy, ~1 µs a rule;
- * - they are encoded and written in slices of at most SLICE_MS, yielding to routes and
- *   outcomes between slices; one promise per slice is tracked, not one per rule. Every route
- *   that arrives during a slice waits for it: at saturation with 1,000 rules a cycle's
- *   checkpoints were ~30 slices of 1 ms, and the route p99 rose with them; half a
- *   millisecond halves that wait for twice as many turns;
+ * - they are encoded and written in slices of at most SLICE_MS, each in a turn of the event
+ *   loop of its own (front-turns.ts: one background slice per turn, so the checkpoints of
+ *   several tenants evaluated one after another take turns instead of writing a slice each in
+ *   the same turn), the first one too: request() is called in the turn that delivered the
+ *   evaluation, which already held the pool's message and the transitions. One promise per
+ *   slice is tracked, not one per rule. Every route that arrives during a slice waits for it:
+ *   at saturation with 1,000 rules a cycle's checkpoints were ~30 slices of 1 ms, and the
+ *   route p99 rose with them; half a millisecond halves that wait for twice as many turns;
  * - at most one checkpoint of a tenant every `minGapMs` and never two at once: early
  *   evaluations (every 250 ms during an outage) no longer rewrite every rule each time. The
  *   store then lags the engine by at most minGapMs plus one write, on a crash only (a stop
@@ -18,7 +21,7 @@
  * skipped, so a stale snapshot never lands after the rule's checkpoint was removed.
  */
 import { performance } from 'node:perf_hooks';
-import { yieldTurn } from '../cluster/yield.js';
+import { yieldTurn } from '../front-turns.js';
 import { RI_WINDOW_PRIMARY, RI_WINDOW_SECONDARY } from '../shm/layout.js';
 import { ruleI32Base, ruleSegment } from '../shm/slots.js';
 import type { SharedTables } from '../shm/tables.js';
@@ -112,13 +115,14 @@ export class CheckpointWriter {
 
   private async run(job: Job): Promise<void> {
     let i = 0;
-    while (!job.cancelled && i < job.rules.length) {
+    while (i < job.rules.length) {
+      await yieldTurn();
+      if (job.cancelled) break;
       const t0 = performance.now();
       i = this.writeFrom(job, i, t0 + SLICE_MS);
       const ms = performance.now() - t0;
       this.stats.slices++;
       if (ms > this.stats.longestSliceMs) this.stats.longestSliceMs = ms;
-      if (i < job.rules.length) await yieldTurn();
     }
     if (this.jobs.get(job.tenant.id) === job) this.jobs.delete(job.tenant.id);
   }

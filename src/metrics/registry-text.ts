@@ -7,7 +7,7 @@
  */
 import type { Registry } from 'prom-client';
 import { performance } from 'node:perf_hooks';
-import { yieldTurn } from '../cluster/yield.js';
+import { yieldTurn } from '../front-turns.js';
 
 /** Front-thread work between two turns of the event loop, ms (one metric may take longer). */
 export const SLICE_MS = 0.5;
