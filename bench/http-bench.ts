@@ -216,9 +216,9 @@ async function main(): Promise<void> {
         const scraping = scrapeEverySecond(svc.url, () => stop);
         const q = await measure('route', svc, svc.url, routeReqs, size, -10 - i, Math.max(DURATION_S, 6));
         stop = true;
-        const scrapes = await scraping;
+        const { scrapes, cpuMsPerScrape } = await scraping;
         const phase = `scrape every 1 s (${scrapes}) + 5 s evaluation cycle${i === 0 ? ' (cold: the first run)' : ''}`;
-        cycleRows.push({ rules: size, phase, ...pick(q), 'p99 / quiet median': r2(q.p99Ms / (median(quietP99) ?? NaN)) });
+        cycleRows.push({ rules: size, phase, ...pick(q), 'p99 / quiet median': r2(q.p99Ms / (median(quietP99) ?? NaN)), 'scraper ms/scrape': r2(cpuMsPerScrape) });
       }
     }
 

@@ -143,10 +143,10 @@ async function main(): Promise<void> {
       const before = threadSamples(pid);
       const trace = flags.sched ? new SchedTrace(SERVER_CPU) : null;
       await trace?.ready();
-      const scraping = phase === 'scrape' || phase === 'both' ? scrapeEverySecond(svc.child.url, () => stopScrape) : Promise.resolve(0);
+      const scraping = phase === 'scrape' || phase === 'both' ? scrapeEverySecond(svc.child.url, () => stopScrape) : Promise.resolve({ scrapes: 0, cpuMsPerScrape: 0 });
       const w = await runWrk({ url: svc.child.url, requests: routeReqs, durationS, connections: CONNECTIONS, cpus: GENERATOR_CPU });
       stopScrape = true;
-      const scrapes = await scraping;
+      const { scrapes } = await scraping;
       const after = threadSamples(pid);
       const g = threadGroupsBetween(pid, before, after, POOL_THREAD_NICE_INCREMENT, DEFAULT_METRICS_RENDER_NICE);
       const p = await readProbe(svc);
