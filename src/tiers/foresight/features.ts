@@ -90,8 +90,16 @@ const acc15: Acc = newAcc();
 const acc30: Acc = newAcc();
 const acc60: Acc = newAcc();
 
+/**
+ * The fields hold doubles from the start (0.5, then reset): sums of counts are small integers
+ * in the JIT warm-up and may not stay so under real traffic, and a field that changes kind
+ * makes V8 throw away the optimised code of every function reading it, on the pool thread at
+ * the first real evaluation (test/unit/foresight-features-jit.test.ts).
+ */
 function newAcc(): Acc {
-  return { n: 0, tech: 0, decline: 0, timeout: 0, sx: 0, sxx: 0, sxy: 0, sxyNt: 0 };
+  const a = { n: 0.5, tech: 0.5, decline: 0.5, timeout: 0.5, sx: 0.5, sxx: 0.5, sxy: 0.5, sxyNt: 0.5 };
+  resetAcc(a);
+  return a;
 }
 function resetAcc(a: Acc): void {
   a.n = a.tech = a.decline = a.timeout = a.sx = a.sxx = a.sxy = a.sxyNt = 0;
@@ -152,16 +160,18 @@ export function computeFeatures(
   resetAcc(acc60);
   const current = Math.floor(nowMs / COUNT_BUCKET_MS);
   if (seg !== undefined) {
-    for (let age = 59; age >= 0; age--) {
+    // x: the bucket's second relative to the current one, -59 to 0, counted up: it was -age,
+    // minus zero for the current second, a double, which deoptimised this loop once traffic
+    // reached the current second.
+    for (let x = -59; x <= 0; x++) {
       // One bucket at a time (horizon one bucket): the slopes need per-second counts.
-      readCounts(seg, w, (current - age) * COUNT_BUCKET_MS, COUNT_BUCKET_MS, counts);
+      readCounts(seg, w, (current + x) * COUNT_BUCKET_MS, COUNT_BUCKET_MS, counts);
       const n = counts.success + counts.decline + counts.tech;
       if (n === 0) continue;
-      const x = -age;
       add(acc60, n, counts.tech, counts.decline, counts.timeout, x);
-      if (age < 30) add(acc30, n, counts.tech, counts.decline, counts.timeout, x);
-      if (age < 15) add(acc15, n, counts.tech, counts.decline, counts.timeout, x);
-      if (age < 5) add(acc5, n, counts.tech, counts.decline, counts.timeout, x);
+      if (x > -30) add(acc30, n, counts.tech, counts.decline, counts.timeout, x);
+      if (x > -15) add(acc15, n, counts.tech, counts.decline, counts.timeout, x);
+      if (x > -5) add(acc5, n, counts.tech, counts.decline, counts.timeout, x);
     }
   }
   out[0] = errMean(acc5);
