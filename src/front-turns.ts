@@ -4,10 +4,10 @@
  * slices and calls yieldTurn() between two, so that routes and outcomes waiting on the front
  * thread are served (setImmediate runs after pending I/O callbacks, unlike a resolved promise).
  *
- * The turns are shared: one waiter resumes per turn of the loop, in the order they asked. Each
- * waiting on its own setImmediate, every piece of background work running at that moment did
- * a slice in the same turn (a cycle's checkpoints of five tenants, a scrape's registry text),
- * so the routes held meanwhile waited for all of those slices back to back, not for one.
+ * The turns are shared: one waiter resumes per turn of the loop, in the order they asked. When
+ * each waited on a setImmediate of its own, every piece of background work running at that
+ * moment did a slice in the same turn (a cycle's checkpoints of five tenants, a scrape's
+ * registry text), and the routes held meanwhile waited for all of those slices back to back.
  */
 const waiting: (() => void)[] = [];
 let scheduled = false;
