@@ -16,7 +16,7 @@ import { toRecord } from '../../src/rules/rule-service.js';
 
 /** A collection whose put costs ~20 µs of this thread, as encoding a snapshot does. */
 function slowCollection() {
-  const puts: { id: string; value: StoredCheckpoint; turn: number }[] = [];
+  const puts: { tenant: string; id: string; value: StoredCheckpoint; turn: number }[] = [];
   let turn = 0;
   const tick = () => {
     turn++;
@@ -24,10 +24,10 @@ function slowCollection() {
   };
   tick();
   const c = {
-    put(_t: string, id: string, value: StoredCheckpoint) {
+    put(tenant: string, id: string, value: StoredCheckpoint) {
       const until = performance.now() + 0.02;
       while (performance.now() < until);
-      puts.push({ id, value, turn });
+      puts.push({ tenant, id, value, turn });
       return Promise.resolve();
     },
   } as unknown as Collection<StoredCheckpoint>;
@@ -92,27 +92,11 @@ describe('CheckpointWriter', () => {
   it("takes turns with other tenants' checkpoints: never two slices in one turn of the event loop", async () => {
     const tables = new SharedTables();
     const tenants = ['a', 'b', 'c'].map((id) => tenantWith(tables, 600, () => true, id));
-    const puts: { tenant: string; turn: number }[] = [];
-    let turn = 0;
-    let ticking = true;
-    const tick = () => {
-      turn++;
-      if (ticking) setImmediate(tick);
-    };
-    setImmediate(tick);
-    const c = {
-      put(tenant: string) {
-        const until = performance.now() + 0.02;
-        while (performance.now() < until);
-        puts.push({ tenant, turn });
-        return Promise.resolve();
-      },
-    } as unknown as Collection<StoredCheckpoint>;
+    const { c, puts } = slowCollection();
     const w = new CheckpointWriter({ tables, checkpoints: c, track: () => {}, minGapMs: 1000 });
     // Three tenants evaluated back to back, as a cycle delivers them.
     for (const t of tenants) expect(w.request(t)).toBe(true);
     await settle(w, 'a', 'b', 'c');
-    ticking = false;
     expect(puts).toHaveLength(1800);
     const tenantsPerTurn = new Map<number, Set<string>>();
     for (const p of puts) tenantsPerTurn.set(p.turn, (tenantsPerTurn.get(p.turn) ?? new Set()).add(p.tenant));
