@@ -98,7 +98,7 @@ export class EngineService implements EngineFacade, RuleLifecycle {
   constructor(private readonly o: EngineServiceOptions) {
     this.events = o.store.log<FailoverEventRecord>('failover_events');
     // Each replica checkpoints its own engine state, read back at its next start: stored, not announced.
-    this.checkpoints = o.store.collection<StoredCheckpoint>('engine_state', { announce: false });
+    this.checkpoints = o.store.collection<StoredCheckpoint>('engine_state', { announce: false, bytes: true });
     this.counters = o.store.collection<CounterCheckpoint>('tenant_counters', { announce: false });
     this.retention = new EventRetention(this.events);
     // Half an interval: every cycle still checkpoints (a tick may come a little early), early

@@ -5,9 +5,11 @@
  * acknowledged write survives both a process kill and a machine crash.
  */
 import { mkdirSync, statfsSync } from 'node:fs';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { asBinary, open, type Database, type RootDatabase } from 'lmdb';
 import { StoreConflict, type Collection, type CollectionOptions, type Log, type Store, type WriteBatch } from './store.js';
 import { Quarantine } from './lmdb-quarantine.js';
+import { withUniformShape } from './lmdb-shapes.js';
+import { msgpackBin } from './msgpack-bin.js';
 import { decodeLogKey as decodeKey, encodeLogKey as encodeKey } from './log-cursor.js';
 import { cachedReading } from './cached-reading.js';
 import { reserveBytes, StoreHealth, type StoreStatus } from './store-health.js';
@@ -36,7 +38,13 @@ class LmdbCollection<V> implements Collection<V> {
     readonly name: string,
     private readonly quarantine: Quarantine,
     private readonly uniqueBy?: (value: V) => string | null,
+    private readonly bytes = false,
   ) {}
+
+  /** What lmdb-js is given to put: a byte-string value of a `bytes` collection in its msgpack form (store.ts). */
+  stored(value: V): unknown {
+    return this.bytes && value instanceof Uint8Array ? asBinary(msgpackBin(value)) : value;
+  }
 
   private index(): Map<string, string> {
     if (this.uniqueIndex === null) {
@@ -106,12 +114,12 @@ class LmdbCollection<V> implements Collection<V> {
     }
   }
   async put(tenantId: string, id: string, value: V): Promise<void> {
-    await this.write(tenantId, id, value, () => this.db.put([tenantId, id], value));
+    await this.write(tenantId, id, value, () => this.db.put([tenantId, id], this.stored(value)));
   }
   async insert(tenantId: string, id: string, value: V): Promise<void> {
     this.claimInsert(tenantId, id);
     try {
-      await this.write(tenantId, id, value, () => this.db.put([tenantId, id], value));
+      await this.write(tenantId, id, value, () => this.db.put([tenantId, id], this.stored(value)));
     } finally {
       this.releaseInsert(tenantId, id);
     }
@@ -286,7 +294,9 @@ export class LmdbStore implements Store {
   private db(name: string): AnyDb {
     let db = this.dbs.get(name);
     if (!db) {
-      db = this.root.openDB({ name }) as unknown as AnyDb;
+      // Alike from the start (lmdb-shapes.ts): a first write to a database read at start must
+      // not deoptimise the write path every database shares.
+      db = withUniformShape(this.root.openDB({ name }) as unknown as AnyDb);
       this.dbs.set(name, db);
     }
     return db;
@@ -295,7 +305,7 @@ export class LmdbStore implements Store {
   collection<V>(name: string, options: CollectionOptions<V> = {}): Collection<V> {
     let c = this.collections.get(name);
     if (!c) {
-      c = new LmdbCollection<V>(this.db(name), this.guard, name, this.quarantine, options.uniqueBy) as LmdbCollection<unknown>;
+      c = new LmdbCollection<V>(this.db(name), this.guard, name, this.quarantine, options.uniqueBy, options.bytes) as LmdbCollection<unknown>;
       this.collections.set(name, c);
     }
     return c as LmdbCollection<V>;
@@ -339,7 +349,7 @@ export class LmdbStore implements Store {
         this.root.transaction(() => {
           for (const op of ops) {
             if (op.remove) op.c.db.removeSync([op.tenantId, op.id]);
-            else op.c.db.putSync([op.tenantId, op.id], op.value);
+            else op.c.db.putSync([op.tenantId, op.id], op.c.stored(op.value));
           }
         }),
       );

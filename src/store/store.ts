@@ -74,6 +74,14 @@ export interface CollectionOptions<V> {
    * checkpoints, counters): stored and shared, but other replicas are not told of each write.
    */
   announce?: boolean;
+  /**
+   * Every value put is a byte string (a Uint8Array: engine checkpoints). The embedded store
+   * then writes its msgpack form itself (msgpack-bin.ts), the same bytes its encoder would
+   * write and read back the same way, without that encoder: msgpackr's shared write code met
+   * this collection's encoder for the first time at the first checkpoint under load and was
+   * deoptimised and compiled again (lmdb-shapes.ts). A value of another kind is encoded as usual.
+   */
+  bytes?: boolean;
 }
 
 /** Called with a change another replica committed: the new value, or undefined once removed. */

@@ -89,6 +89,41 @@ describe('stored engine checkpoints', () => {
     await reopened.close();
   });
 
+  it('writes the same bytes with the store\'s `bytes` option (without msgpackr) as without it, both ways', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ckpt-bytes-'));
+    dirs.push(dir);
+    const { snap } = snapshot();
+    // As the engine opens it (bytes: true) and as the versions before the option did.
+    const store = new LmdbStore(dir);
+    const withOption = store.collection<StoredCheckpoint>('engine_state', { announce: false, bytes: true });
+    const without = store.collection<StoredCheckpoint>('engine_state_before', { announce: false });
+    const db = (c: unknown) => (c as { db: { encoder: { encode: (...a: unknown[]) => unknown }; getBinary(k: unknown): Buffer | undefined } }).db;
+    let encoded = 0;
+    const encoder = db(withOption).encoder;
+    const encode = encoder.encode;
+    encoder.encode = (...a: unknown[]) => {
+      encoded++;
+      return encode.apply(encoder, a);
+    };
+    await withOption.put('t', 'r', storedCheckpoint(snap));
+    await store.atomic((b) => b.put(withOption, 't', 'a', storedCheckpoint(snap)));
+    expect(encoded).toBe(0); // the option's whole point: msgpackr's encoder is not on this path
+    await without.put('t', 'r', storedCheckpoint(snap));
+    const raw = db(withOption).getBinary(['t', 'r'])!;
+    expect(Buffer.compare(Buffer.from(raw), Buffer.from(db(without).getBinary(['t', 'r'])!))).toBe(0);
+    // A value of another kind (an old plain array) still goes through the encoder.
+    await withOption.put('t', 'old', Array.from(snap));
+    expect(encoded).toBe(1);
+    await store.close();
+
+    const reopened = new LmdbStore(dir);
+    for (const [name, opts] of [['engine_state', { bytes: true }], ['engine_state_before', { bytes: true }], ['engine_state', {}]] as const) {
+      const c = reopened.collection<StoredCheckpoint>(name, { announce: false, ...opts });
+      for (const id of name === 'engine_state' ? ['r', 'a', 'old'] : ['r']) same(checkpointValues(c.get('t', id)!), snap);
+    }
+    await reopened.close();
+  });
+
   it("round-trips through the cluster store's codec", () => {
     const { snap } = snapshot();
     same(checkpointValues(decodeValue<StoredCheckpoint>(encodeValue(storedCheckpoint(snap)))), snap);
