@@ -10,7 +10,7 @@
  * are all in the traffic, so that the state machine's paths are compiled with the types real
  * rules give them (a decayed posterior is a double, not a small integer).
  * It runs while the thread loads its entry module (entry.ts), before piscina hands the thread
- * a task: ~100 ms of the thread's CPU, in the short bursts every evaluation runs in. Not in
+ * a task: ~300 ms of the thread's CPU, in the short bursts every evaluation runs in. Not in
  * steps between tasks: that needs an idle thread's event loop to run (piscina's
  * `atomics: 'async'`), a change to how every task, early evaluations included, reaches the
  * thread, for a warm-up that is over before the service has outcomes to evaluate.
@@ -26,8 +26,13 @@ import type { EvaluateResult, EvaluateTask, TenantEngineConfig } from '../protoc
 
 /** Rules simulated: enough that one cycle runs the hot loops long enough to be optimised. */
 export const WARM_UP_RULES = 64;
-/** Simulated cycles, 5 s apart: long enough for outages to fail over and recover. */
-export const WARM_UP_CYCLES = 16;
+/**
+ * Simulated cycles, 5 s apart: long enough for outages to fail over and recover, and for
+ * Tier 3's allocation (allocate, evidenceStrength, waterFill) to be optimised: after 16 it was
+ * not yet, and V8 compiled it, with Tier 1's judgement beside it (~100 ms of compile jobs),
+ * during the first real cycles under load (test/unit/pool-warm-up-jit.test.ts).
+ */
+export const WARM_UP_CYCLES = 48;
 const CYCLE_MS = 5000;
 /** Outcomes per rule per simulated cycle (the primary's; a tenth as many for the secondary). */
 const OUTCOMES_PER_CYCLE = 10;

@@ -1,0 +1,43 @@
+/**
+ * A pool thread's JIT warm-up (src/engine/worker/warm-up.ts) must leave Tier 3's allocation
+ * optimised: with 16 simulated cycles it was not, and V8 compiled allocate, evidenceStrength
+ * and waterFill, with Tier 1's judgement beside them (~100 ms of compile jobs on V8's threads,
+ * at the front thread's priority), in the first real cycles under load (README, Benchmarks:
+ * *Eleventh pass*).
+ *
+ * V8 only tells through its natives syntax, in a child process; concurrent recompilation is
+ * off there, so a function marked hot is compiled at once and the answer does not depend on
+ * how fast V8's helper threads are. The probe loads the built modules (npm test builds first).
+ */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../helpers/server.js';
+
+const mod = (...p: string[]) => JSON.stringify(join(REPO_ROOT, 'dist', 'src', ...p));
+
+const PROBE = `
+const status = new Function('f', 'return %GetOptimizationStatus(f)');
+const OPTIMIZED = 1 << 4;
+const { warmUp } = await import(${mod('engine', 'worker', 'warm-up.js')});
+const entry = await import(${mod('engine', 'worker', 'entry.js')});
+const { forgetViews } = await import(${mod('engine', 'worker', 'views.js')});
+const { allocate, evidenceStrength } = await import(${mod('tiers', 'autopilot', 'allocate.js')});
+const { waterFill } = await import(${mod('tiers', 'autopilot', 'waterfill.js')});
+warmUp(entry.default, forgetViews);
+const fns = { allocate, evidenceStrength, waterFill };
+console.log(JSON.stringify(Object.fromEntries(Object.entries(fns).map(([k, f]) => [k, (status(f) & OPTIMIZED) !== 0]))));
+`;
+
+describe('pool thread warm-up and Tier 3', () => {
+  it("leaves Tier 3's allocation optimised", () => {
+    const r = spawnSync(process.execPath, ['--allow-natives-syntax', '--no-concurrent-recompilation', '--input-type=module', '-e', PROBE], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    const line = r.stdout.trim().split('\n').pop() ?? '';
+    if (!line.startsWith('{')) throw new Error(`probe failed (exit ${r.status}): ${r.stderr}`);
+    expect(JSON.parse(line)).toEqual({ allocate: true, evidenceStrength: true, waterFill: true });
+  });
+});
