@@ -8,14 +8,11 @@
  * V8 only tells through its natives syntax, switched on in a child process; the probe loads
  * the built modules (npm test builds first).
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../helpers/server.js';
-
-const mod = (...p: string[]) => JSON.stringify(join(REPO_ROOT, 'dist', 'src', ...p));
+import { builtModule as mod, runV8Probe } from '../helpers/v8-probe.js';
 
 const PROBE = (dir: string) => `
 import v8 from 'node:v8';
@@ -65,10 +62,7 @@ describe('checkpoint warm-up and the engine\'s own writer', () => {
   it('writeFrom stays optimised at the first checkpoint of the engine\'s writer', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cp-warm-up-jit-'));
     dirs.push(dir);
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', PROBE(dir)], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 60_000 });
-    const line = r.stdout.trim().split('\n').pop() ?? '';
-    if (!line.startsWith('{')) throw new Error(`probe failed (exit ${r.status}): ${r.stderr}`);
-    const out = JSON.parse(line) as { optimized: boolean; tracked: number };
+    const out = runV8Probe<{ optimized: boolean; tracked: number }>(PROBE(dir));
     expect(out.tracked).toBe(1); // the premise: the engine's writer wrote, through its own track
     expect(out.optimized).toBe(true);
   });

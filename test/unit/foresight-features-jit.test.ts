@@ -11,12 +11,8 @@
  * V8 only tells through its natives syntax, switched on in a child process before the probe
  * is compiled; the probe loads the built modules (npm test builds first).
  */
-import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../helpers/server.js';
-
-const mod = (...p: string[]) => JSON.stringify(join(REPO_ROOT, 'dist', 'src', ...p));
+import { builtModule as mod, runV8Probe } from '../helpers/v8-probe.js';
 
 const PROBE = `
 import v8 from 'node:v8';
@@ -53,10 +49,7 @@ console.log(JSON.stringify({ before, after: (status(computeFeatures) & OPTIMIZED
 
 describe('Foresight features under the first real traffic', () => {
   it('computeFeatures stays optimised when the current second has outcomes', () => {
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', PROBE], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 60_000 });
-    const line = r.stdout.trim().split('\n').pop() ?? '';
-    if (!line.startsWith('{')) throw new Error(`probe failed (exit ${r.status}): ${r.stderr}`);
-    const out = JSON.parse(line) as { before: boolean; after: boolean; finite: boolean };
+    const out = runV8Probe<{ before: boolean; after: boolean; finite: boolean }>(PROBE);
     expect(out.before).toBe(true); // the premise: optimised before the change of traffic
     expect(out.after).toBe(true);
     expect(out.finite).toBe(true);

@@ -9,17 +9,16 @@
  * V8 only tells through its natives syntax, switched on in a child process; the probe loads
  * the built modules (npm test builds first).
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../helpers/server.js';
+import { builtModule, runV8Probe } from '../helpers/v8-probe.js';
 
 const PROBE = (dir: string) => `
 import v8 from 'node:v8';
 v8.setFlagsFromString('--allow-natives-syntax');
-const { LmdbStore } = await import(${JSON.stringify(join(REPO_ROOT, 'dist', 'src', 'store', 'lmdb-store.js'))});
+const { LmdbStore } = await import(${builtModule('store', 'lmdb-store.js')});
 const sameMap = new Function('a', 'b', 'return %HaveSameMap(a, b)');
 const store = new LmdbStore(${JSON.stringify(dir)});
 const readFirst = store.collection('read_first', { announce: false });
@@ -48,10 +47,7 @@ describe('LMDB database shapes', () => {
   it('databases and their encoders keep one hidden class whether read or written first', () => {
     const dir = mkdtempSync(join(tmpdir(), 'lmdb-shapes-'));
     dirs.push(dir);
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', PROBE(dir)], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 60_000 });
-    const line = r.stdout.trim().split('\n').pop() ?? '';
-    if (!line.startsWith('{')) throw new Error(`probe failed (exit ${r.status}): ${r.stderr}`);
-    const out = JSON.parse(line) as { dbs: boolean[]; encoders: boolean[] };
+    const out = runV8Probe<{ dbs: boolean[]; encoders: boolean[] }>(PROBE(dir));
     expect(out.dbs).toEqual([true, true, true, true]);
     expect(out.encoders).toEqual([true, true, true, true]);
   });

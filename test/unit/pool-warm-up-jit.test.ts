@@ -9,12 +9,8 @@
  * off there, so a function marked hot is compiled at once and the answer does not depend on
  * how fast V8's helper threads are. The probe loads the built modules (npm test builds first).
  */
-import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../helpers/server.js';
-
-const mod = (...p: string[]) => JSON.stringify(join(REPO_ROOT, 'dist', 'src', ...p));
+import { builtModule as mod, runV8Probe } from '../helpers/v8-probe.js';
 
 const PROBE = `
 const status = new Function('f', 'return %GetOptimizationStatus(f)');
@@ -31,13 +27,7 @@ console.log(JSON.stringify(Object.fromEntries(Object.entries(fns).map(([k, f]) =
 
 describe('pool thread warm-up and Tier 3', () => {
   it("leaves Tier 3's allocation optimised", () => {
-    const r = spawnSync(process.execPath, ['--allow-natives-syntax', '--no-concurrent-recompilation', '--input-type=module', '-e', PROBE], {
-      cwd: REPO_ROOT,
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
-    const line = r.stdout.trim().split('\n').pop() ?? '';
-    if (!line.startsWith('{')) throw new Error(`probe failed (exit ${r.status}): ${r.stderr}`);
-    expect(JSON.parse(line)).toEqual({ allocate: true, evidenceStrength: true, waterFill: true });
+    const out = runV8Probe<Record<string, boolean>>(PROBE, ['--allow-natives-syntax', '--no-concurrent-recompilation']);
+    expect(out).toEqual({ allocate: true, evidenceStrength: true, waterFill: true });
   });
 });
