@@ -4,7 +4,7 @@
  * same CheckpointWriter, LmdbStore and lmdb-js code as real checkpoints, into two scratch
  * collections of the service's own store (WARM_UP_COLLECTIONS, emptied before and after:
  * nothing reads them, and their pages are reused by later writes). Why: the checkpoint path
- * (the snapshot copy, msgpackr's encoder, lmdb-js's key and write code) runs once a cycle per
+ * (the snapshot copy, the counters' msgpack encoding, lmdb-js's key and write code) runs once a cycle per
  * tenant, so V8 found it hot only after several cycles under load, and compiled it then:
  * 60-100 ms of compile jobs on V8's helper threads, which on a one-core server took that time
  * from routes in runs of up to 5 ms (issue 20; README, Benchmarks, *Seventh pass*). A scratch
@@ -75,7 +75,8 @@ function simulatedTenant(tables: SharedTables, settings: TierSettings, n: number
 export async function warmUpCheckpoints(store: Store, tables: SharedTables, settings: TierSettings): Promise<CheckpointWarmUpReport> {
   const t0 = performance.now();
   const checkpoints = store.collection<StoredCheckpoint>(WARM_UP_COLLECTIONS[0], { announce: false, bytes: true });
-  // The engine stores each tenant's counters beside its checkpoints, through the same encoder.
+  // The engine stores each tenant's counters beside its checkpoints; those go through the
+  // database's msgpack encoder (the checkpoints, byte strings, do not: store.ts, `bytes`).
   const counters = store.collection<CounterCheckpoint>(WARM_UP_COLLECTIONS[1], { announce: false });
   const { tenant, withOutcomes } = simulatedTenant(tables, settings, WARM_UP_RULES);
   try {

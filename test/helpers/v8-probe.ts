@@ -6,6 +6,8 @@
  * first) by the paths `builtModule` gives.
  */
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from './server.js';
 
@@ -17,4 +19,14 @@ export function runV8Probe<T>(source: string, nodeFlags: readonly string[] = [])
   const line = r.stdout.trim().split('\n').pop() ?? '';
   if (!line.startsWith('{')) throw new Error(`probe failed (exit ${r.status}): ${r.stderr}`);
   return JSON.parse(line) as T;
+}
+
+/** runV8Probe for a probe that needs a directory of its own (a store): made fresh, removed after. */
+export function runV8ProbeInDir<T>(source: (dir: string) => string, nodeFlags: readonly string[] = []): T {
+  const dir = mkdtempSync(join(tmpdir(), 'v8-probe-'));
+  try {
+    return runV8Probe<T>(source(dir), nodeFlags);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

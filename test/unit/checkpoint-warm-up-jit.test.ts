@@ -8,11 +8,8 @@
  * V8 only tells through its natives syntax, switched on in a child process; the probe loads
  * the built modules (npm test builds first).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { builtModule as mod, runV8Probe } from '../helpers/v8-probe.js';
+import { describe, expect, it } from 'vitest';
+import { builtModule as mod, runV8ProbeInDir } from '../helpers/v8-probe.js';
 
 const PROBE = (dir: string) => `
 import v8 from 'node:v8';
@@ -53,16 +50,9 @@ console.log(JSON.stringify({ optimized, tracked: tracked.length }));
 await store.close();
 `;
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
 describe('checkpoint warm-up and the engine\'s own writer', () => {
   it('writeFrom stays optimised at the first checkpoint of the engine\'s writer', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'cp-warm-up-jit-'));
-    dirs.push(dir);
-    const out = runV8Probe<{ optimized: boolean; tracked: number }>(PROBE(dir));
+    const out = runV8ProbeInDir<{ optimized: boolean; tracked: number }>(PROBE);
     expect(out.tracked).toBe(1); // the premise: the engine's writer wrote, through its own track
     expect(out.optimized).toBe(true);
   });

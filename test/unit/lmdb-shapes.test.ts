@@ -9,11 +9,8 @@
  * V8 only tells through its natives syntax, switched on in a child process; the probe loads
  * the built modules (npm test builds first).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { builtModule, runV8Probe } from '../helpers/v8-probe.js';
+import { describe, expect, it } from 'vitest';
+import { builtModule, runV8ProbeInDir } from '../helpers/v8-probe.js';
 
 const PROBE = (dir: string) => `
 import v8 from 'node:v8';
@@ -38,16 +35,9 @@ console.log(JSON.stringify({
 await store.close();
 `;
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
 describe('LMDB database shapes', () => {
   it('databases and their encoders keep one hidden class whether read or written first', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'lmdb-shapes-'));
-    dirs.push(dir);
-    const out = runV8Probe<{ dbs: boolean[]; encoders: boolean[] }>(PROBE(dir));
+    const out = runV8ProbeInDir<{ dbs: boolean[]; encoders: boolean[] }>(PROBE);
     expect(out.dbs).toEqual([true, true, true, true]);
     expect(out.encoders).toEqual([true, true, true, true]);
   });
