@@ -3,7 +3,8 @@
  * optimised: with 16 simulated cycles it was not, and V8 compiled allocate, evidenceStrength
  * and waterFill, with Tier 1's judgement beside them (~100 ms of compile jobs on V8's threads,
  * at the front thread's priority), in the first real cycles under load (README, Benchmarks:
- * *Eleventh pass*).
+ * *Eleventh pass*). Likewise the shard loop (the entry's evaluateWith): without the quiet
+ * cycles at the end of the warm-up it was compiled in the first real cycle (*Twelfth pass*).
  *
  * V8 only tells through its natives syntax, in a child process; concurrent recompilation is
  * off there, so a function marked hot is compiled at once and the answer does not depend on
@@ -21,13 +22,13 @@ const { forgetViews } = await import(${mod('engine', 'worker', 'views.js')});
 const { allocate, evidenceStrength } = await import(${mod('tiers', 'autopilot', 'allocate.js')});
 const { waterFill } = await import(${mod('tiers', 'autopilot', 'waterfill.js')});
 warmUp(entry.default, forgetViews);
-const fns = { allocate, evidenceStrength, waterFill };
+const fns = { allocate, evidenceStrength, waterFill, evaluateWith: entry.evaluateWith };
 console.log(JSON.stringify(Object.fromEntries(Object.entries(fns).map(([k, f]) => [k, (status(f) & OPTIMIZED) !== 0]))));
 `;
 
-describe('pool thread warm-up and Tier 3', () => {
-  it("leaves Tier 3's allocation optimised", () => {
+describe('pool thread warm-up', () => {
+  it("leaves Tier 3's allocation and the shard loop optimised", () => {
     const out = runV8Probe<Record<string, boolean>>(PROBE, ['--allow-natives-syntax', '--no-concurrent-recompilation']);
-    expect(out).toEqual({ allocate: true, evidenceStrength: true, waterFill: true });
+    expect(out).toEqual({ allocate: true, evidenceStrength: true, waterFill: true, evaluateWith: true });
   });
 });

@@ -9,7 +9,7 @@ import evaluate, { evaluateWith } from '../../src/engine/worker/entry.js';
 import { createAutopilotStage, type AutopilotObservation } from '../../src/tiers/autopilot/stage.js';
 import { foresightStage } from '../../src/tiers/foresight/stage.js';
 import { forgetViews, viewsFor } from '../../src/engine/worker/views.js';
-import { WARM_UP_CYCLES, WARM_UP_RULES, WARM_UP_TABLES_ID, warmUp } from '../../src/engine/worker/warm-up.js';
+import { WARM_UP_CYCLES, WARM_UP_QUIET_CYCLES, WARM_UP_RULES, WARM_UP_TABLES_ID, warmUp } from '../../src/engine/worker/warm-up.js';
 import type { EvaluateResult, EvaluateTask, TenantEngineConfig } from '../../src/engine/protocol.js';
 import { RI_RUN_PRIMARY, RI_WINDOW_PRIMARY, RI_WINDOW_SECONDARY } from '../../src/shm/layout.js';
 import { ruleI32Base, ruleSegment, windowIndex, windowSegment } from '../../src/shm/slots.js';
@@ -68,9 +68,10 @@ describe('evaluation thread JIT warm-up', () => {
         forgetViews(id);
       },
     );
-    expect(seen).toHaveLength(WARM_UP_CYCLES);
+    // The cycles with traffic, then the quiet ones, each evaluating every simulated rule.
+    expect(seen).toHaveLength(WARM_UP_CYCLES + WARM_UP_QUIET_CYCLES);
     expect(seen.every((t) => t.tablesId === WARM_UP_TABLES_ID && t.config.banditEnabled && t.config.predictionEnabled)).toBe(true);
-    expect(report.evaluations).toBe(WARM_UP_RULES * WARM_UP_CYCLES);
+    expect(report.evaluations).toBe(WARM_UP_RULES * (WARM_UP_CYCLES + WARM_UP_QUIET_CYCLES));
     // Outages fail processors over and they come back; latency rises degrade them.
     expect(report.transitions).toBe(transitions.length);
     expect(transitions.some((t) => t.to === 'failed_over')).toBe(true);

@@ -33,6 +33,14 @@ export const WARM_UP_RULES = 64;
  * during the first real cycles under load (test/unit/pool-warm-up-jit.test.ts).
  */
 export const WARM_UP_CYCLES = 48;
+/**
+ * Cycles with no traffic at all after those, as after a burst of traffic in service. They also
+ * finish what the traffic began: after the simulated traffic the shard loop itself (the
+ * entry's evaluateWith) was not yet hot, so V8 compiled it (~25 ms of compile jobs on its
+ * helper threads, at the front thread's priority) in the first real cycle under load. By a
+ * probe, 16 quiet cycles were not enough and 32 were; they add no measurable start-up time.
+ */
+export const WARM_UP_QUIET_CYCLES = 32;
 const CYCLE_MS = 5000;
 /** Outcomes per rule per simulated cycle (the primary's; a tenth as many for the secondary). */
 const OUTCOMES_PER_CYCLE = 10;
@@ -109,10 +117,10 @@ export function warmUp(evaluate: (task: EvaluateTask) => EvaluateResult, forget:
   const rand = mulberry32(20);
   // On a cycle boundary (a multiple of the windows' buckets): the last outcomes of a cycle then
   // fall in buckets that cycle's evaluation counts, and a quiet cycle after it sees none.
-  const startMs = Math.floor(Date.now() / CYCLE_MS) * CYCLE_MS - WARM_UP_CYCLES * CYCLE_MS;
+  const startMs = Math.floor(Date.now() / CYCLE_MS) * CYCLE_MS - (WARM_UP_CYCLES + WARM_UP_QUIET_CYCLES) * CYCLE_MS;
   try {
-    for (let c = 0; c < WARM_UP_CYCLES; c++) {
-      simulateCycle(tables, slots, c, startMs, rand);
+    for (let c = 0; c < WARM_UP_CYCLES + WARM_UP_QUIET_CYCLES; c++) {
+      if (c < WARM_UP_CYCLES) simulateCycle(tables, slots, c, startMs, rand);
       // Cloned as a posted task is, so the objects the entry sees have the shapes real ones have.
       const r = evaluate(structuredClone({ tablesId: WARM_UP_TABLES_ID, segments: tables.segments(), slots, nowMs: startMs + (c + 1) * CYCLE_MS, config }));
       report.evaluations += r.evaluatedSlots;
