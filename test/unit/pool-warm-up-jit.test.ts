@@ -4,7 +4,8 @@
  * and waterFill, with Tier 1's judgement beside them (~100 ms of compile jobs on V8's threads,
  * at the front thread's priority), in the first real cycles under load (README, Benchmarks:
  * *Eleventh pass*). Likewise the shard loop (the entry's evaluateWith): without the quiet
- * cycles at the end of the warm-up it was compiled in the first real cycle (*Twelfth pass*).
+ * cycles at the end of the warm-up it was compiled in the first real cycle, and without its
+ * views made a second time, deoptimised by the first task of real tables (*Twelfth pass*).
  *
  * V8 only tells through its natives syntax, in a child process; concurrent recompilation is
  * off there, so a function marked hot is compiled at once and the answer does not depend on
@@ -21,7 +22,14 @@ const entry = await import(${mod('engine', 'worker', 'entry.js')});
 const { forgetViews } = await import(${mod('engine', 'worker', 'views.js')});
 const { allocate, evidenceStrength } = await import(${mod('tiers', 'autopilot', 'allocate.js')});
 const { waterFill } = await import(${mod('tiers', 'autopilot', 'waterfill.js')});
+const { SharedTables } = await import(${mod('shm', 'tables.js')});
+const { engineConfigFor } = await import(${mod('engine', 'tenant-engine-config.js')});
 warmUp(entry.default, forgetViews);
+// The first task of real tables (their views made then) must not throw the shard loop away.
+const tables = new SharedTables();
+const slots = Int32Array.from({ length: 100 }, () => tables.allocRule(0.9, false));
+const config = engineConfigFor({ tier1Overrides: {}, banditOverrides: {}, foresightOverrides: {}, settings: { predictionEnabled: true, banditEnabled: true } });
+entry.default(structuredClone({ tablesId: 1, segments: tables.segments(), slots, nowMs: Date.now(), config }));
 const fns = { allocate, evidenceStrength, waterFill, evaluateWith: entry.evaluateWith };
 console.log(JSON.stringify(Object.fromEntries(Object.entries(fns).map(([k, f]) => [k, (status(f) & OPTIMIZED) !== 0]))));
 `;

@@ -19,10 +19,20 @@ export interface TableViews {
 const cache = new Map<number, TableViews>();
 
 export function viewsFor(tablesId: number, segments: TableSegments): TableViews {
-  let v = cache.get(tablesId);
-  if (v === undefined) cache.set(tablesId, (v = { rules: [], windows: [] }));
-  for (let i = v.rules.length; i < segments.rules.length; i++) v.rules.push(ruleSegmentViews(segments.rules[i]));
-  for (let i = v.windows.length; i < segments.windows.length; i++) v.windows.push(windowSegmentViews(segments.windows[i]));
+  const v = cache.get(tablesId);
+  if (v !== undefined && v.rules.length === segments.rules.length && v.windows.length === segments.windows.length) return v;
+  return madeViews(tablesId, segments);
+}
+
+/**
+ * Views of every segment, made again whenever the tables have more (rare: a rule segment holds
+ * 1,024 rules). Whole arrays, not pushed onto the cached ones: the pushes' array shapes
+ * differed between the warm-up's tables and the first real ones, and the first real task
+ * deoptimised the shard loop this is inlined into.
+ */
+function madeViews(tablesId: number, segments: TableSegments): TableViews {
+  const v: TableViews = { rules: segments.rules.map((s) => ruleSegmentViews(s)), windows: segments.windows.map((s) => windowSegmentViews(s)) };
+  cache.set(tablesId, v);
   return v;
 }
 

@@ -42,8 +42,19 @@ export const WARM_UP_CYCLES = 48;
  */
 export const WARM_UP_QUIET_CYCLES = 32;
 const CYCLE_MS = 5000;
-/** Outcomes per rule per simulated cycle (the primary's; a tenth as many for the secondary). */
+/** Outcomes per rule per simulated cycle (the primary's; one of them the secondary's). */
 const OUTCOMES_PER_CYCLE = 10;
+/**
+ * The same for every fifth rule (the busy ones, whose latency rises): enough that the
+ * primary's p95 is measurable (Tier 1's latencyMinSamples, 50, within its 15 s
+ * latencyHorizonMs, with one cycle in three quiet; 30 were not). With 10 for every rule, no
+ * simulated rule ever had a latency baseline, and the first real rule that did deoptimised
+ * Tier 1's judgement (the baseline's age was a property it had never read) under load.
+ */
+const BUSY_OUTCOMES_PER_CYCLE = 60;
+/** Cycles of the latency rise: after a baseline is ready (Tier 1's baselineWarmupMs, 60 s of measurable p95). */
+const SLOW_FROM_CYCLE = 24;
+const SLOW_UNTIL_CYCLE = 28;
 /** A tables id no real SharedTables gets (those count up from 1): the worker's view cache keys on it. */
 export const WARM_UP_TABLES_ID = -1;
 
@@ -69,8 +80,8 @@ const isSelfFallback = (r: number) => r % 16 === 15;
  * Rule r's traffic in simulated cycle c, in the mix a real deployment has: none for every
  * eighth rule; none on the secondary for every third (its secondary has no window); else
  * mostly approvals with some declines. Every fourth rule's primary has an outage (cycles 2-5:
- * most requests fail or time out) and every fifth a latency rise (cycles 6-8), after which
- * both recover.
+ * most requests fail or time out) and every fifth a latency rise (cycles 24-27, once its
+ * latency baseline is ready), after which both recover.
  */
 function simulateCycle(tables: SharedTables, slots: Int32Array, c: number, startMs: number, rand: () => number): void {
   for (let r = 0; r < slots.length; r++) {
@@ -81,10 +92,11 @@ function simulateCycle(tables: SharedTables, slots: Int32Array, c: number, start
     if ((r + c) % 3 === 2) continue;
     const secondaryTraffic = r % 3 !== 1;
     const outage = r % 4 === 0 && c >= 2 && c < 6;
-    const slow = r % 5 === 0 && c >= 6 && c < 9;
-    for (let j = 0; j < OUTCOMES_PER_CYCLE; j++) {
-      const k: 0 | 1 = j === OUTCOMES_PER_CYCLE - 1 && secondaryTraffic ? 1 : 0;
-      const atMs = startMs + c * CYCLE_MS + Math.floor((j / OUTCOMES_PER_CYCLE) * CYCLE_MS);
+    const slow = r % 5 === 0 && c >= SLOW_FROM_CYCLE && c < SLOW_UNTIL_CYCLE;
+    const outcomes = r % 5 === 0 ? BUSY_OUTCOMES_PER_CYCLE : OUTCOMES_PER_CYCLE;
+    for (let j = 0; j < outcomes; j++) {
+      const k: 0 | 1 = j === outcomes - 1 && secondaryTraffic ? 1 : 0;
+      const atMs = startMs + c * CYCLE_MS + Math.floor((j / outcomes) * CYCLE_MS);
       const x = rand();
       const failing = outage && k === 0;
       const kind = failing ? (x < 0.5 ? OutcomeKind.TechError : x < 0.8 ? OutcomeKind.Timeout : OutcomeKind.Success) : x < 0.06 ? OutcomeKind.Decline : x < 0.08 ? OutcomeKind.TechError : OutcomeKind.Success;
@@ -121,6 +133,10 @@ export function warmUp(evaluate: (task: EvaluateTask) => EvaluateResult, forget:
   try {
     for (let c = 0; c < WARM_UP_CYCLES + WARM_UP_QUIET_CYCLES; c++) {
       if (c < WARM_UP_CYCLES) simulateCycle(tables, slots, c, startMs, rand);
+      // Views made again, as for the first task of real tables: the first time they were made
+      // (the first task) the entry had no type feedback yet, and the first real task then
+      // deoptimised the shard loop.
+      else if (c === WARM_UP_CYCLES) forget(WARM_UP_TABLES_ID);
       // Cloned as a posted task is, so the objects the entry sees have the shapes real ones have.
       const r = evaluate(structuredClone({ tablesId: WARM_UP_TABLES_ID, segments: tables.segments(), slots, nowMs: startMs + (c + 1) * CYCLE_MS, config }));
       report.evaluations += r.evaluatedSlots;
