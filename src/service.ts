@@ -205,7 +205,14 @@ export async function startService(config: Config = loadConfig()): Promise<Runni
     // Every module is loaded by now (the cluster client included): undo what they did to V8's prototypes.
     restoreFastPrototypes();
     if (config.jitWarmUp) {
-      await warmUpFrontThread({ registry: metrics.registry, tables, settings: settingsForTier(config.tier, config.shadowMode), embeddedStore: config.storeUrl === null ? store : null });
+      await warmUpFrontThread({
+        registry: metrics.registry,
+        tables,
+        settings: settingsForTier(config.tier, config.shadowMode),
+        embeddedStore: config.storeUrl === null ? store : null,
+        hotTargets: router.hotTargets,
+        maxBodyBytes: config.maxBodyBytes,
+      });
     }
     const listenSocket = await listenExclusive(server, config.host, config.port);
     const port = uws.us_socket_local_port(listenSocket);

@@ -62,6 +62,8 @@ export class Router implements ExchangeHost {
   private readonly hotExchanges: HotExchange[] = [];
   /** How many hot-path exchanges were ever made (tests: reuse keeps it near the requests in flight). */
   readonly hotStats = { created: 0 };
+  /** The endpoints mounted on the hot path (their bodies are what the front thread's warm-up decodes). */
+  readonly hotTargets: Mounted[] = [];
   private draining = false;
   private idleWaiters: (() => void)[] = [];
 
@@ -97,6 +99,7 @@ export class Router implements ExchangeHost {
       // The hot endpoint's POSTs come here first (uWS prefers a method's handler to any()).
       const hot = byMethod.get('POST');
       if (hot?.flat && paramNames.length === 0 && hot.ep.headers === undefined) {
+        this.hotTargets.push(hot);
         const series = this.opts.requestSeries('POST', template);
         app.post(pattern, (res, req) => {
           enterUwsCallback();

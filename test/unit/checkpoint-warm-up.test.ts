@@ -76,22 +76,22 @@ describe('checkpoint path warm-up', () => {
 describe('front thread warm-up', () => {
   it('renders the registry and checkpoints, and logs what it did', async () => {
     const info = vi.spyOn(log, 'info').mockImplementation(() => {});
-    await warmUpFrontThread({ registry: new Metrics().registry, tables: new SharedTables(), settings, embeddedStore: store });
+    await warmUpFrontThread({ registry: new Metrics().registry, tables: new SharedTables(), settings, embeddedStore: store, hotTargets: [], maxBodyBytes: 65536 });
     const call = info.mock.calls.find(([msg]) => msg === 'front thread warmed up');
     expect(call?.[1]).toMatchObject({ registry_ms: expect.any(Number), checkpoint_ms: expect.any(Number), checkpoint_writes: WRITES });
   });
 
   it('leaves the checkpoint path alone in cluster mode (checkpoints do not go to LMDB there)', async () => {
     const info = vi.spyOn(log, 'info').mockImplementation(() => {});
-    await warmUpFrontThread({ registry: new Metrics().registry, tables: new SharedTables(), settings, embeddedStore: null });
+    await warmUpFrontThread({ registry: new Metrics().registry, tables: new SharedTables(), settings, embeddedStore: null, hotTargets: [], maxBodyBytes: 65536 });
     const call = info.mock.calls.find(([msg]) => msg === 'front thread warmed up');
-    expect(call?.[1]).toEqual({ registry_ms: expect.any(Number) });
+    expect(call?.[1]).toEqual({ registry_ms: expect.any(Number), body_decode_ms: expect.any(Number), body_decodes: 0 });
   });
 
   it('a failure is a warning, not a failed start', async () => {
     const warn = vi.spyOn(log, 'warn').mockImplementation(() => {});
     await store.close();
-    await expect(warmUpFrontThread({ registry: new Metrics().registry, tables: new SharedTables(), settings, embeddedStore: store })).resolves.toBeUndefined();
-    expect(warn).toHaveBeenCalledWith('front thread warm-up failed; the first cycles and scrapes compile instead', expect.objectContaining({ registry_ms: expect.any(Number), error: expect.any(String) }));
+    await expect(warmUpFrontThread({ registry: new Metrics().registry, tables: new SharedTables(), settings, embeddedStore: store, hotTargets: [], maxBodyBytes: 65536 })).resolves.toBeUndefined();
+    expect(warn).toHaveBeenCalledWith('front thread warm-up failed; the first cycles, scrapes and outcomes compile instead', expect.objectContaining({ registry_ms: expect.any(Number), error: expect.any(String) }));
   });
 });

@@ -45,7 +45,7 @@ const CYCLE_MS = 5000;
 /** Outcomes per rule per simulated cycle (the primary's; one of them the secondary's). */
 const OUTCOMES_PER_CYCLE = 10;
 /**
- * The same for every fifth rule (the busy ones, whose latency rises): enough that the
+ * The same for every tenth rule (the busy ones, whose latency rises): enough that the
  * primary's p95 is measurable (Tier 1's latencyMinSamples, 50, within its 15 s
  * latencyHorizonMs, with one cycle in three quiet; 30 were not). With 10 for every rule, no
  * simulated rule ever had a latency baseline, and the first real rule that did deoptimised
@@ -80,7 +80,7 @@ const isSelfFallback = (r: number) => r % 16 === 15;
  * Rule r's traffic in simulated cycle c, in the mix a real deployment has: none for every
  * eighth rule; none on the secondary for every third (its secondary has no window); else
  * mostly approvals with some declines. Every fourth rule's primary has an outage (cycles 2-5:
- * most requests fail or time out) and every fifth a latency rise (cycles 24-27, once its
+ * most requests fail or time out) and every tenth a latency rise (cycles 24-27, once its
  * latency baseline is ready), after which both recover.
  */
 function simulateCycle(tables: SharedTables, slots: Int32Array, c: number, startMs: number, rand: () => number): void {
@@ -92,8 +92,8 @@ function simulateCycle(tables: SharedTables, slots: Int32Array, c: number, start
     if ((r + c) % 3 === 2) continue;
     const secondaryTraffic = r % 3 !== 1;
     const outage = r % 4 === 0 && c >= 2 && c < 6;
-    const slow = r % 5 === 0 && c >= SLOW_FROM_CYCLE && c < SLOW_UNTIL_CYCLE;
-    const outcomes = r % 5 === 0 ? BUSY_OUTCOMES_PER_CYCLE : OUTCOMES_PER_CYCLE;
+    const slow = r % 10 === 0 && c >= SLOW_FROM_CYCLE && c < SLOW_UNTIL_CYCLE;
+    const outcomes = r % 10 === 0 ? BUSY_OUTCOMES_PER_CYCLE : OUTCOMES_PER_CYCLE;
     for (let j = 0; j < outcomes; j++) {
       const k: 0 | 1 = j === outcomes - 1 && secondaryTraffic ? 1 : 0;
       const atMs = startMs + c * CYCLE_MS + Math.floor((j / outcomes) * CYCLE_MS);
