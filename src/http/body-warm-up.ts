@@ -14,19 +14,11 @@
 import { Buffer } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
 import type { TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
 import { decodeBody, type Mounted } from './decode-body.js';
-import { isHidden } from './endpoint.js';
 
 /** Decodes per body: enough for the parser and the validators to be optimised (a probe test checks). */
 export const BODY_WARM_UP_ROUNDS = 2000;
-
-/** Whether a property's schema accepts null (TypeBox's Nullable is a union with a null member). */
-function acceptsNull(schema: TSchema | undefined): boolean {
-  if (schema === undefined) return false;
-  if (schema.type === 'null') return true;
-  const members = (schema.anyOf ?? schema.oneOf) as TSchema[] | undefined;
-  return members !== undefined && members.some(acceptsNull);
-}
 
 /**
  * The example, and the example with every boolean negated and every value whose schema accepts
@@ -35,12 +27,12 @@ function acceptsNull(schema: TSchema | undefined): boolean {
  */
 export function warmUpBodies(target: Mounted): unknown[] {
   const { ep } = target;
-  if (isHidden(ep.doc) || ep.body === undefined || !('requestExample' in ep.doc)) return [];
+  if (ep.body === undefined) return [];
   const example = ep.doc.requestExample as Record<string, unknown>;
   const props = (ep.body.schema.properties ?? {}) as Record<string, TSchema>;
   const variant: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(example)) {
-    variant[k] = typeof v === 'boolean' ? !v : acceptsNull(props[k]) ? null : v;
+    variant[k] = typeof v === 'boolean' ? !v : props[k] !== undefined && Value.Check(props[k], null) ? null : v;
   }
   return [example, variant];
 }

@@ -92,8 +92,9 @@ function simulateCycle(tables: SharedTables, slots: Int32Array, c: number, start
     if ((r + c) % 3 === 2) continue;
     const secondaryTraffic = r % 3 !== 1;
     const outage = r % 4 === 0 && c >= 2 && c < 6;
-    const slow = r % 10 === 0 && c >= SLOW_FROM_CYCLE && c < SLOW_UNTIL_CYCLE;
-    const outcomes = r % 10 === 0 ? BUSY_OUTCOMES_PER_CYCLE : OUTCOMES_PER_CYCLE;
+    const busy = r % 10 === 0;
+    const slow = busy && c >= SLOW_FROM_CYCLE && c < SLOW_UNTIL_CYCLE;
+    const outcomes = busy ? BUSY_OUTCOMES_PER_CYCLE : OUTCOMES_PER_CYCLE;
     for (let j = 0; j < outcomes; j++) {
       const k: 0 | 1 = j === outcomes - 1 && secondaryTraffic ? 1 : 0;
       const atMs = startMs + c * CYCLE_MS + Math.floor((j / outcomes) * CYCLE_MS);
