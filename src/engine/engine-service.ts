@@ -147,6 +147,8 @@ export class EngineService implements EngineFacade, RuleLifecycle {
       if (c) t.counters = { routed: c.routed, reported: c.reported, failovers: 0 };
       // The larger wins: the trail may have been pruned; the checkpoint may lag the last events.
       t.counters.failovers = Math.max(this.events.count(t.id), c?.failovers ?? 0);
+      // The cycle's slot list, built now rather than by the first cycle, under traffic.
+      t.slots();
     }
     this.scheduler.start();
     this.started = true;

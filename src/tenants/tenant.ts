@@ -104,10 +104,18 @@ export class Tenant {
     return rule;
   }
 
-  /** The rule slots the engine evaluates for this tenant (cached until rules change). */
+  /**
+   * The rule slots the engine evaluates for this tenant (cached until rules change). A plain
+   * loop: `Int32Array.from(values, mapFn)` takes V8's generic iterator path, ~2 ms per 20,000
+   * rules however hot, and the cycle builds this on the front thread (12 ms of routes held at
+   * 100,000 rules); the loop takes ~0.1 ms once optimised.
+   */
   slots(): Int32Array {
     if (!this.slotCache) {
-      this.slotCache = Int32Array.from(this.rules.values(), (r) => r.slot);
+      const slots = new Int32Array(this.rules.size);
+      let i = 0;
+      for (const rule of this.rules.values()) slots[i++] = rule.slot;
+      this.slotCache = slots;
     }
     return this.slotCache;
   }
