@@ -6,6 +6,7 @@
  * comparison that survives: both suffer the same neighbours.
  *   BENCH_ROUNDS (5), BENCH_DURATION_S (5), BENCH_PROFILE_RULES (1000)
  */
+import './lib/quiet-gc.js'; // first: restarts this process with the memory reducer off (see there)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

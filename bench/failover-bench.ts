@@ -15,6 +15,7 @@
  *
  *   npm run bench:failover -- [--rounds 5] [--rules 1000] [--other ../main/dist/src/main.js]
  */
+import './lib/quiet-gc.js'; // first: restarts this process with the memory reducer off (see there)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';

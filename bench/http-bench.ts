@@ -35,6 +35,7 @@
  * --profile starts the service with --cpu-prof (profiles under bench/results/profiles/).
  * Results: tables on the terminal and JSON under bench/results/.
  */
+import './lib/quiet-gc.js'; // first: restarts this process with the memory reducer off (see there)
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

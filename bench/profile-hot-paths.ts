@@ -8,6 +8,7 @@
  * request column splits the service's measured CPU per request (all threads, /proc) by the
  * shares. Profiles are written to bench/results/profiles/.
  */
+import './lib/quiet-gc.js'; // first: restarts this process with the memory reducer off (see there)
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

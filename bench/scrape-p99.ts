@@ -26,6 +26,7 @@
  *
  *   npm run bench:scrape-p99 -- [--rounds 3] [--duration 6] [--phases none,scrape,cycle,both] [--other <dist/>] [--other-node-args=<flags>] [--sched]
  */
+import './lib/quiet-gc.js'; // first: restarts this process with the memory reducer off (see there)
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';

@@ -20,6 +20,7 @@
  * dropped at the end. The 1-minute load average is printed: on a busy machine the absolute
  * figures move, the same-run ratios much less.
  */
+import './lib/quiet-gc.js'; // first: restarts this process with the memory reducer off (see there)
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
