@@ -7,29 +7,40 @@ import { errors } from '../errors.js';
 import { MAX_JSON_DEPTH, nestedDeeperThan } from './body.js';
 import type { Endpoint } from './endpoint.js';
 import { FlatKeys, parseFlatJson } from './flat-json.js';
+import { decodePlainBody } from './plain-body.js';
+import type { PlainForm } from '../schemas/hot-bodies.js';
 import { loneSurrogatePath, mayHoldLoneSurrogate } from './unicode.js';
 
-/** An endpoint as mounted: with the keys of its body when it asked for flat-json.ts (`flatBody`). */
+/**
+ * An endpoint as mounted: with the keys of its body when it asked for flat-json.ts (`flatBody`),
+ * and the plain form of its body when it has one (plain-body.ts).
+ */
 export interface Mounted {
   ep: Endpoint;
   flat: FlatKeys | null;
+  plain: PlainForm<unknown> | null;
 }
 
 export function mounted(ep: Endpoint): Mounted {
   const props = ep.flatBody && ep.body ? (ep.body.schema.properties as Record<string, unknown> | undefined) : undefined;
-  return { ep, flat: props ? new FlatKeys(Object.keys(props)) : null };
+  return { ep, flat: props ? new FlatKeys(Object.keys(props)) : null, plain: props && ep.plainBody ? ep.plainBody : null };
 }
 
 /**
  * The request body for the endpoint: read within the limit (null: it was not), JSON of bounded
  * depth without lone surrogates, validated by the endpoint's schema. Throws the error that
  * answers it (413, 422 naming the field, 400 for malformed JSON); undefined for an endpoint
- * that takes no body. A body in the flat form (flat-json.ts) skips the depth scan, JSON.parse
- * and the surrogate check, none of which could refuse it, and meets the same validator.
+ * that takes no body. A body in its endpoint's plain form (plain-body.ts) is read and checked
+ * in one pass; one in the flat form (flat-json.ts) skips the depth scan, JSON.parse and the
+ * surrogate check, none of which could refuse it, and meets the same validator.
  */
-export function decodeBody({ ep, flat }: Mounted, body: Buffer | null, maxBodyBytes: number): unknown {
+export function decodeBody({ ep, flat, plain }: Mounted, body: Buffer | null, maxBodyBytes: number): unknown {
   if (body === null) throw errors.tooLarge(maxBodyBytes);
   if (!ep.body) return undefined;
+  if (plain !== null) {
+    const value = decodePlainBody(plain, body);
+    if (value !== undefined) return value;
+  }
   if (flat !== null) {
     const plain = parseFlatJson(body, flat);
     if (plain !== undefined) return ep.body.parse(plain);

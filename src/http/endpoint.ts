@@ -1,6 +1,7 @@
 /** What a resource module declares: one endpoint per method and path template. */
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { ErrorSchema, Validator } from '../schemas/common.js';
+import type { PlainForm } from '../schemas/hot-bodies.js';
 import type { ErrorCode } from '../errors.js';
 import type { KeyGrant } from './api-keys.js';
 
@@ -98,6 +99,11 @@ interface EndpointBase<B> {
    * with flat-json.ts and takes JSON.parse only for a body in any other form.
    */
   flatBody?: true;
+  /**
+   * With flatBody: the body's plain form (src/schemas/hot-bodies.ts), read and checked from its
+   * bytes in one pass (plain-body.ts) before the flat parser is tried.
+   */
+  plainBody?: PlainForm<B>;
 }
 
 /** An endpoint with a JSON body documents an example the server accepts (typed as the body). */

@@ -1,102 +1,161 @@
 /**
- * Hand-written checks for the two hot bodies (POST /v1/route, POST /v1/outcome). Each accepts
- * only bodies the compiled TypeBox schema accepts too — the plain shapes clients send — and
- * answers false for anything else (an unknown or unusual field, a wrong type, a bound broken),
- * which then goes through the full schema check for its verdict and its error messages. So the
+ * The plain form of the two hot bodies (POST /v1/route, POST /v1/outcome): a table of their
+ * fields and what each must hold, and the check of a parsed body against it. The plain form
+ * accepts only bodies the compiled TypeBox schema accepts too — the shapes clients send — and
+ * declines anything else (an unknown or unusual field, a wrong type, a bound broken), which
+ * then goes through the full schema check for its verdict and its error messages. So the
  * contract stays the schema's; this is a shortcut for the common case, about a tenth of the
  * compiled check's cost (no regular expression, no union walk).
+ *
+ * The same tables drive the decoder that reads a hot body's plain form straight from its bytes
+ * (src/http/plain-body.ts), so a field's rules are written once for both.
  */
 import { AMOUNT_TIERS } from '../routing/amount-tier.js';
 import { MAX_ID_LENGTH } from './common.js';
-import { PAYMENT_METHODS, TRANSACTION_TYPES } from './routing.js';
+import { PAYMENT_METHODS, TRANSACTION_TYPES, type OutcomeReport, type RouteRequest } from './routing.js';
 
-const isLetter = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+/** What a plain field holds. */
+export const enum PlainKind {
+  /** Exactly `max` ASCII letters (ISO codes, case-insensitive). */
+  Letters,
+  /** One of `choices`. */
+  OneOf,
+  /** A string of `min` to `max` characters. */
+  Text,
+  /** An id: 1 to MAX_ID_LENGTH of letters, digits, _ . : - (ID_PATTERN). */
+  Id,
+  /** A number from `min` to `max`. */
+  Number,
+  Boolean,
+}
 
-function letters(v: unknown, n: number): boolean {
-  if (typeof v !== 'string' || v.length !== n) return false;
+export class PlainField {
+  constructor(
+    readonly name: string,
+    readonly kind: PlainKind,
+    readonly nullable = false,
+    readonly min = 0,
+    readonly max = 0,
+    readonly choices: readonly string[] = [],
+  ) {}
+}
+
+/**
+ * A hot body's fields (in the schema's order), the ones it must hold, and how the decoder
+ * makes its value: `make` gets the decoded values by field (undefined where absent) and
+ * returns an object of one fixed shape, so the handler's reads of it stay monomorphic.
+ */
+export class PlainForm<T> {
+  readonly required: number;
+  constructor(
+    readonly fields: readonly PlainField[],
+    required: readonly string[],
+    readonly make: (values: readonly unknown[]) => T,
+  ) {
+    if (fields.length > 30) throw new Error('PlainForm: at most 30 fields (a bit mask marks the ones seen)');
+    this.required = required.reduce((mask, name) => mask | (1 << fields.findIndex((f) => f.name === name)), 0);
+    this.names = fields.map((f) => f.name);
+    this.byName = new Map(fields.map((f) => [f.name, f]));
+  }
+  /** The fields' names, by field. */
+  readonly names: readonly string[];
+  readonly byName: ReadonlyMap<string, PlainField>;
+}
+
+export const isLetter = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+/** ID_PATTERN's characters: letters, 0-9 and ':' (48-58), '_', '.', '-'. */
+export const isIdChar = (c: number): boolean => isLetter(c) || (c >= 48 && c <= 58) || c === 95 || c === 46 || c === 45;
+
+function letters(v: string, n: number): boolean {
+  if (v.length !== n) return false;
   for (let i = 0; i < n; i++) if (!isLetter(v.charCodeAt(i))) return false;
   return true;
 }
 
-/** ID_PATTERN `^[A-Za-z0-9_.:-]+$`, 1..MAX_ID_LENGTH characters. */
-function isId(v: unknown): boolean {
-  if (typeof v !== 'string' || v.length === 0 || v.length > MAX_ID_LENGTH) return false;
-  for (let i = 0; i < v.length; i++) {
-    const c = v.charCodeAt(i);
-    if (!(isLetter(c) || (c >= 48 && c <= 58) || c === 95 || c === 46 || c === 45)) return false; // 0-9 and ':' are 48-58
-  }
+function isId(v: string): boolean {
+  if (v.length === 0 || v.length > MAX_ID_LENGTH) return false;
+  for (let i = 0; i < v.length; i++) if (!isIdChar(v.charCodeAt(i))) return false;
   return true;
 }
 
-const oneOf = (list: readonly string[]) => (v: unknown) => typeof v === 'string' && list.includes(v);
-const isPaymentMethod = oneOf(PAYMENT_METHODS);
-const isTransactionType = oneOf(TRANSACTION_TYPES);
-const isAmountTier = oneOf(AMOUNT_TIERS);
-const numberIn = (v: unknown, min: number, max: number) => typeof v === 'number' && v >= min && v <= max;
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** Whether `x` is a plain value of field `f`. */
+function plainValue(f: PlainField, x: unknown): boolean {
+  if (x === null) return f.nullable;
+  switch (f.kind) {
+    case PlainKind.Letters:
+      return typeof x === 'string' && letters(x, f.max);
+    case PlainKind.OneOf:
+      return typeof x === 'string' && f.choices.includes(x);
+    case PlainKind.Text:
+      return typeof x === 'string' && x.length >= f.min && x.length <= f.max;
+    case PlainKind.Id:
+      return typeof x === 'string' && isId(x);
+    case PlainKind.Number:
+      return typeof x === 'number' && x >= f.min && x <= f.max;
+    case PlainKind.Boolean:
+      return typeof x === 'boolean';
+  }
+}
 
-/** A RouteRequest in its plain form (see the module comment). */
-export function plainRouteRequest(v: unknown): boolean {
-  if (!isObject(v)) return false;
+/** Whether a parsed body is in the form's plain shape (see the module comment). */
+function plainObject(form: PlainForm<unknown>, v: unknown): boolean {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
   let seen = 0;
   for (const k in v) {
-    const x = v[k];
-    switch (k) {
-      case 'country':
-        if (!letters(x, 2)) return false;
-        break;
-      case 'currency':
-        if (!letters(x, 3)) return false;
-        break;
-      case 'payment_method':
-        if (!isPaymentMethod(x)) return false;
-        break;
-      case 'card_type':
-        if (typeof x !== 'string' || x.length === 0 || x.length > 64) return false;
-        break;
-      case 'transaction_type':
-        if (!isTransactionType(x)) return false;
-        break;
-      case 'amount':
-        if (x !== null && !numberIn(x, 0, 1e15)) return false;
-        break;
-      case 'amount_tier':
-        if (x !== null && !isAmountTier(x)) return false;
-        break;
-      case 'transaction_id':
-        if (!isId(x)) return false;
-        break;
-      default:
-        return false;
-    }
-    seen++;
+    const f = form.byName.get(k);
+    if (f === undefined || !plainValue(f, (v as Record<string, unknown>)[k])) return false;
+    seen |= 1 << form.fields.indexOf(f);
   }
-  return seen >= 2 && typeof v.country === 'string' && typeof v.currency === 'string';
+  return (seen & form.required) === form.required;
 }
 
+export const ROUTE_REQUEST_FORM = new PlainForm<RouteRequest>(
+  [
+    new PlainField('country', PlainKind.Letters, false, 2, 2),
+    new PlainField('currency', PlainKind.Letters, false, 3, 3),
+    new PlainField('payment_method', PlainKind.OneOf, false, 0, 0, PAYMENT_METHODS),
+    new PlainField('card_type', PlainKind.Text, false, 1, 64),
+    new PlainField('transaction_type', PlainKind.OneOf, false, 0, 0, TRANSACTION_TYPES),
+    new PlainField('amount', PlainKind.Number, true, 0, 1e15),
+    new PlainField('amount_tier', PlainKind.OneOf, true, 0, 0, AMOUNT_TIERS),
+    new PlainField('transaction_id', PlainKind.Id),
+  ],
+  ['country', 'currency'],
+  // Every field present (undefined where the body has none): one hidden class for every body.
+  (v) => ({
+    country: v[0] as string,
+    currency: v[1] as string,
+    payment_method: v[2] as RouteRequest['payment_method'],
+    card_type: v[3] as string | undefined,
+    transaction_type: v[4] as RouteRequest['transaction_type'],
+    amount: v[5] as number | null | undefined,
+    amount_tier: v[6] as RouteRequest['amount_tier'],
+    transaction_id: v[7] as string | undefined,
+  }),
+);
+
+export const OUTCOME_REPORT_FORM = new PlainForm<OutcomeReport>(
+  [
+    new PlainField('rule_id', PlainKind.Id),
+    new PlainField('processor_id', PlainKind.Id),
+    new PlainField('success', PlainKind.Boolean),
+    new PlainField('latency_ms', PlainKind.Number, false, 0, 3_600_000),
+    new PlainField('error_code', PlainKind.Text, true, 0, MAX_ID_LENGTH),
+    new PlainField('transaction_id', PlainKind.Id),
+  ],
+  ['rule_id', 'processor_id', 'success', 'latency_ms'],
+  (v) => ({
+    rule_id: v[0] as string,
+    processor_id: v[1] as string,
+    success: v[2] as boolean,
+    latency_ms: v[3] as number,
+    error_code: v[4] as string | null | undefined,
+    transaction_id: v[5] as string | undefined,
+  }),
+);
+
+/** A RouteRequest in its plain form (see the module comment). */
+export const plainRouteRequest = (v: unknown): boolean => plainObject(ROUTE_REQUEST_FORM, v);
+
 /** An OutcomeReport in its plain form (see the module comment). */
-export function plainOutcomeReport(v: unknown): boolean {
-  if (!isObject(v)) return false;
-  for (const k in v) {
-    const x = v[k];
-    switch (k) {
-      case 'rule_id':
-      case 'processor_id':
-      case 'transaction_id':
-        if (!isId(x)) return false;
-        break;
-      case 'success':
-        if (typeof x !== 'boolean') return false;
-        break;
-      case 'latency_ms':
-        if (!numberIn(x, 0, 3_600_000)) return false;
-        break;
-      case 'error_code':
-        if (x !== null && (typeof x !== 'string' || x.length > MAX_ID_LENGTH)) return false;
-        break;
-      default:
-        return false;
-    }
-  }
-  return v.rule_id !== undefined && v.processor_id !== undefined && v.success !== undefined && v.latency_ms !== undefined;
-}
+export const plainOutcomeReport = (v: unknown): boolean => plainObject(OUTCOME_REPORT_FORM, v);

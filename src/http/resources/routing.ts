@@ -4,7 +4,7 @@ import { errors } from '../../errors.js';
 import { decide, matchRule } from '../../routing/decide.js';
 import { CLASSIFICATION_NAMES, recordReportedOutcome } from '../../routing/outcome.js';
 import { compile, ErrorSchema } from '../../schemas/common.js';
-import { plainOutcomeReport, plainRouteRequest } from '../../schemas/hot-bodies.js';
+import { OUTCOME_REPORT_FORM, plainOutcomeReport, plainRouteRequest, ROUTE_REQUEST_FORM } from '../../schemas/hot-bodies.js';
 import { OutcomeAccepted, OutcomeReport, RouteDecision, RouteRequest } from '../../schemas/routing.js';
 import type { ShadowObserver } from '../../shadow/shadow-service.js';
 import { classifyOutcome } from '../../routing/classify.js';
@@ -31,6 +31,7 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
       auth: true,
       body: routeRequest,
       flatBody: true,
+      plainBody: ROUTE_REQUEST_FORM,
       handler: (ctx, body) => {
         const tenant = tenantOf(app, ctx);
         const rule = matchRule(tenant, body);
@@ -72,6 +73,7 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
       auth: true,
       body: outcomeReport,
       flatBody: true,
+      plainBody: OUTCOME_REPORT_FORM,
       handler: (ctx, body) => {
         const tenant = tenantOf(app, ctx);
         const txId = body.transaction_id;

@@ -1,0 +1,119 @@
+/**
+ * Reading the plain form of a JSON body straight from its bytes: the pieces flat-json.ts (any
+ * hot body, into what JSON.parse returns) and plain-body.ts (a hot body decoded and checked in
+ * one pass) are made of. Each piece accepts only the plain form: strings of printable ASCII
+ * without escapes, non-negative numbers without exponent or leading zero, the three literals.
+ * Anything else is declined (-1), and the caller leaves the body to JSON.parse, whose verdict
+ * and error messages stay the only ones a client sees.
+ */
+import type { Buffer } from 'node:buffer';
+
+export const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+/** The first index from `i` that is not JSON whitespace (n at the end). */
+export function skipSpace(buf: Uint8Array, i: number, n: number): number {
+  while (i < n && isSpace(buf[i])) i++;
+  return i;
+}
+
+/**
+ * The index of the closing quote of the string whose first character is at `start`, or -1
+ * when the string is not plain: an escape, a control or non-ASCII byte, or no closing quote.
+ */
+export function stringEnd(buf: Uint8Array, start: number, n: number): number {
+  for (let i = start; i < n; i++) {
+    const b = buf[i];
+    if (b === 0x22) return i;
+    if (b < 0x20 || b > 0x7e || b === 0x5c) return -1;
+  }
+  return -1;
+}
+
+/** 10^k for the exact decimal conversion below (all exactly representable up to 10^22). */
+const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
+/** Up to 15 significant digits the mantissa stays an exact integer (below 2^53). */
+const MAX_DIGITS = 15;
+
+/** The value of the number numberEnd() read last (the front thread reads it at once). */
+export let scannedNumber = 0;
+
+/**
+ * The end of the plain number at `i` (its value in scannedNumber), or -1. [0-9]+ (. [0-9]+)?,
+ * no leading zero, no exponent, at most 15 significant digits: mantissa / 10^fraction digits
+ * is then the correctly rounded double JSON.parse gives (both operands exact, one division).
+ */
+export function numberEnd(buf: Uint8Array, i: number, n: number): number {
+  const c = buf[i];
+  if (!(c >= 0x30 && c <= 0x39)) return -1; // a minus sign, or not a number
+  if (c === 0x30 && buf[i + 1] >= 0x30 && buf[i + 1] <= 0x39) return -1; // "01" is not JSON
+  let mantissa = 0;
+  let digits = 0;
+  let fraction = 0;
+  while (i < n && buf[i] >= 0x30 && buf[i] <= 0x39) {
+    mantissa = mantissa * 10 + (buf[i++] - 0x30);
+    digits++;
+  }
+  if (buf[i] === 0x2e) {
+    i++;
+    while (i < n && buf[i] >= 0x30 && buf[i] <= 0x39) {
+      mantissa = mantissa * 10 + (buf[i++] - 0x30);
+      digits++;
+      fraction++;
+    }
+    if (fraction === 0) return -1; // "1." is not JSON
+  }
+  if (digits > MAX_DIGITS) return -1;
+  scannedNumber = fraction === 0 ? mantissa : mantissa / POW10[fraction];
+  return i;
+}
+
+export const isTrue = (buf: Uint8Array, i: number): boolean => buf[i] === 0x74 && buf[i + 1] === 0x72 && buf[i + 2] === 0x75 && buf[i + 3] === 0x65;
+export const isFalse = (buf: Uint8Array, i: number): boolean =>
+  buf[i] === 0x66 && buf[i + 1] === 0x61 && buf[i + 2] === 0x6c && buf[i + 3] === 0x73 && buf[i + 4] === 0x65;
+export const isNull = (buf: Uint8Array, i: number): boolean => buf[i] === 0x6e && buf[i + 1] === 0x75 && buf[i + 2] === 0x6c && buf[i + 3] === 0x6c;
+
+/**
+ * Decoded strings by a hash of their bytes; a slot holds the last string that hashed there.
+ * JSON.parse internalizes every short string it reads (a lookup in V8's string table, which at
+ * 100,000 rules is large and out of cache); here a repeated value (a country, a rule id) comes
+ * from this small cache, so a usual body allocates nothing but its object.
+ */
+const CACHE_SLOTS = 2048; // a power of two
+const CACHE_MAX_LENGTH = 64; // longer strings (rare: ids near their 128 limit) are decoded every time
+const cache: (string | undefined)[] = new Array<string | undefined>(CACHE_SLOTS).fill(undefined);
+
+/**
+ * The cache slot of buf[start, start + len): a hash of its length and first, middle and last
+ * bytes (constant time: hashing every byte cost more than the parse; two strings sharing a
+ * slot only cost a decode). Kept within small-integer range.
+ */
+function slotOf(buf: Uint8Array, start: number, len: number): number {
+  if (len === 0) return 0;
+  const x = len ^ (buf[start] << 7) ^ (buf[start + (len >> 1)] << 14) ^ (buf[start + len - 1] << 21);
+  return (x ^ (x >> 11) ^ (x >> 17)) & (CACHE_SLOTS - 1);
+}
+
+/** The string of printable ASCII in buf[start, end), from the cache when it was seen before. */
+export function asciiString(buf: Buffer, start: number, end: number): string {
+  const len = end - start;
+  if (len > CACHE_MAX_LENGTH) return buf.toString('latin1', start, end);
+  const slot = slotOf(buf, start, len);
+  const hit = cache[slot];
+  if (hit !== undefined && hit.length === len) {
+    let i = 0;
+    while (i < len && hit.charCodeAt(i) === buf[start + i]) i++;
+    if (i === len) return hit;
+  }
+  const s = buf.toString('latin1', start, end);
+  cache[slot] = s;
+  return s;
+}
+
+/** Whether buf[start, end) spells `word` (an ASCII string). */
+export function spells(buf: Uint8Array, start: number, end: number, word: string): boolean {
+  const len = end - start;
+  if (word.length !== len) return false;
+  let i = 0;
+  while (i < len && word.charCodeAt(i) === buf[start + i]) i++;
+  return i === len;
+}

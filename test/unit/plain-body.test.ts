@@ -1,0 +1,147 @@
+/**
+ * plain-body.ts must never change an answer: a body it decodes holds exactly what JSON.parse
+ * gives for every field (and nothing for the others), and the schema accepts it; everything
+ * else it declines (undefined), and the flat parser, JSON.parse and the full schema check
+ * answer as before. And it must take the bodies clients usually send, or it saves nothing.
+ */
+import fc from 'fast-check';
+import type { TSchema } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { Buffer } from 'node:buffer';
+import { describe, expect, it } from 'vitest';
+import { decodePlainBody } from '../../src/http/plain-body.js';
+import { OUTCOME_REPORT_FORM, plainOutcomeReport, plainRouteRequest, ROUTE_REQUEST_FORM, type PlainForm } from '../../src/schemas/hot-bodies.js';
+import { OutcomeReport, RouteRequest } from '../../src/schemas/routing.js';
+import { outcomeReport as outcomeExample, routeRequest as routeExample } from '../../src/schemas/examples.js';
+import { routeRequests, sampleRules } from '../../bench/lib/requests.js';
+import { ruleSet } from '../../bench/lib/seed.js';
+
+/** A value JSON.stringify writes in the plain form: no exponent, no sign, at most 15 significant digits. */
+const writtenPlainly = (v: unknown) => typeof v !== 'number' || /^(0|[1-9][0-9]*)(\.[0-9]+)?$/.test(String(v)) && String(v).replace('.', '').replace(/^0+/, '').length <= 15;
+
+const decode = <T>(form: PlainForm<T>, text: string) => decodePlainBody(form, Buffer.from(text, 'utf8'));
+
+const forms: [string, PlainForm<unknown>, TSchema, (v: unknown) => boolean][] = [
+  ['route', ROUTE_REQUEST_FORM as PlainForm<unknown>, RouteRequest, plainRouteRequest],
+  ['outcome', OUTCOME_REPORT_FORM as PlainForm<unknown>, OutcomeReport, plainOutcomeReport],
+];
+
+/** Every field of the form: what JSON.parse gave (Object.is: -0, NaN), undefined where the body has none. */
+function expectSameFields(form: PlainForm<unknown>, text: string, got: unknown): void {
+  const want = JSON.parse(text) as Record<string, unknown>;
+  expect(Object.keys(got as object)).toEqual(form.names); // one shape for every body
+  for (const name of form.names) expect(Object.is((got as Record<string, unknown>)[name], want[name]), `${name} in ${text}`).toBe(true);
+}
+
+describe('plain hot bodies, decoded from their bytes', () => {
+  it('has exactly the schema\'s fields', () => {
+    for (const [, form, schema] of forms) expect([...form.names].sort()).toEqual(Object.keys(schema.properties as object).sort());
+  });
+
+  it('decodes the bodies clients send: the documented examples, the benchmark\'s, every literal and spacing', () => {
+    const texts = [
+      JSON.stringify(routeExample),
+      JSON.stringify(outcomeExample),
+      ...routeRequests(sampleRules(ruleSet(1000), 50), 5).map((q) => q.body),
+      '{"country":"us","currency":"usd","amount":null,"amount_tier":null,"transaction_id":"tx:1-2_3.4"}',
+      ' {\n\t"currency" : "EUR" ,\r\n "country" : "FR", "amount_tier": "high_value", "amount": 0.1 }  ',
+      '{"rule_id":"r1","processor_id":"p","success":true,"latency_ms":0,"error_code":null}',
+      '{"success":false,"latency_ms":3600000,"rule_id":"r1","processor_id":"p","error_code":"","transaction_id":"t"}',
+    ];
+    for (const text of texts) {
+      const [, form] = forms.find(([, f]) => f.names.includes(Object.keys(JSON.parse(text))[0]))!;
+      const got = decode(form, text);
+      expect(got, text).toBeDefined();
+      expectSameFields(form, text, got);
+    }
+  });
+
+  it('declines what is not in the plain form or what the schema refuses', () => {
+    const route = (extra: string) => `{"country":"US","currency":"USD"${extra}}`;
+    for (const text of [
+      '',
+      '[]',
+      '{}', // country and currency are required
+      '{"country":"US"}',
+      route(',"country":"FR"'), // repeated
+      route(',"other":1'), // unknown field
+      route(',"__proto__":{}'),
+      '{"country":"U1","currency":"USD"}',
+      '{"country":"USA","currency":"USD"}',
+      '{"country":"US","currency":"US"}',
+      '{"country":"U\\u0053","currency":"USD"}', // an escape: JSON.parse decides
+      '{"country":"\u00c9S","currency":"USD"}',
+      route(',"payment_method":"cash"'),
+      route(',"payment_method":null'),
+      route(',"card_type":""'),
+      route(`,"card_type":"${'v'.repeat(65)}"`),
+      route(',"transaction_type":"ONE_TIME"'),
+      route(',"amount":-1'),
+      route(',"amount":1e3'),
+      route(',"amount":1000000000000001'),
+      route(',"amount":"42"'),
+      route(',"amount_tier":"huge"'),
+      route(',"transaction_id":"a b"'),
+      route(`,"transaction_id":"${'t'.repeat(129)}"`),
+      route(',"transaction_id":""'),
+      route(',"country2":"US"'),
+      '{"country":"US","currency":"USD"}x', // trailing garbage
+      '{"rule_id":"r1","processor_id":"p","success":"true","latency_ms":1}',
+      '{"rule_id":"r1","processor_id":"p","success":true,"latency_ms":3600001}',
+      '{"rule_id":"r1","processor_id":"p","success":true}',
+      '{"rule_id":"r1","processor_id":"p","success":true,"latency_ms":1,"error_code":1}',
+      `{"rule_id":"r1","processor_id":"p","success":true,"latency_ms":1,"error_code":"${'e'.repeat(129)}"}`,
+    ]) {
+      for (const [, form] of forms) expect(decode(form, text), text).toBeUndefined();
+    }
+  });
+
+  for (const [name, form, schema, plainObject] of forms) {
+    const check = TypeCompiler.Compile(schema);
+    const value = fc.oneof(
+      fc.stringMatching(/^[ -~]{0,70}$/), // printable ASCII, quotes and backslashes included
+      fc.constantFrom('US', 'us', 'U1', 'USD', 'usd', 'card', 'wallet', 'bnpl', 'recurring', 'micro', 'premium', 'r1', 'p:1', '', 'a b', 'visa'),
+      fc.string({ unit: 'binary', maxLength: 8 }),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.constantFrom(0, -1, 42, 0.1, 1e15, 1e16, 3_600_000, 3_600_001, 123.456789012345),
+      fc.boolean(),
+      fc.constant(null),
+      fc.constant([]),
+    );
+    const body = fc.dictionary(fc.constantFrom(...form.names, 'other'), value);
+    const spacing = fc.constantFrom('', ' ', '\n', '\t ');
+
+    it(`${name}: what it decodes is what JSON.parse gives and the schema accepts; a plain parsed body it decodes too (generated bodies)`, () => {
+      fc.assert(
+        fc.property(body, spacing, (b, sp) => {
+          const text = sp + JSON.stringify(b, null, sp.trim() === '' && sp !== '' ? sp : undefined) + sp;
+          const got = decode(form, text);
+          const parsed = JSON.parse(text) as unknown;
+          if (got !== undefined) {
+            expect(check.Check(parsed), text).toBe(true);
+            expectSameFields(form, text, got);
+          } else if (plainObject(parsed) && /^[\x20-\x7e\s]*$/.test(text) && !text.includes('\\') && Object.values(b).every(writtenPlainly)) {
+            // a body the plain check takes, written without escapes, is decoded
+            throw new Error(`declined a plain body: ${text}`);
+          }
+        }),
+        { numRuns: 20000 },
+      );
+    });
+
+    it(`${name}: never decodes text JSON.parse refuses, and agrees with it otherwise (arbitrary text)`, () => {
+      const text = fc.oneof(fc.string(), fc.json(), fc.stringMatching(/^\{("(country|currency|amount|success|rule_id|latency_ms)":(-?[0-9.eE+-]{1,8}|"[a-zA-Z\\"]{0,4}"|true|false|null|\{\}),?){0,4}\}$/));
+      fc.assert(
+        fc.property(text, (t) => {
+          const got = decode(form, t);
+          if (got === undefined) return;
+          let parsed: unknown;
+          expect(() => (parsed = JSON.parse(t)), t).not.toThrow();
+          expect(check.Check(parsed)).toBe(true);
+          expectSameFields(form, t, got);
+        }),
+        { numRuns: 20000 },
+      );
+    });
+  }
+});
