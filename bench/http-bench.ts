@@ -18,7 +18,9 @@
  *   from /proc, and so is the time the hypervisor gave to other guests (steal, /proc/stat). A
  *   round whose ceiling run saw more than BENCH_DISTURBED_CORES of both (default 0.15 of a
  *   core) is retried (up to BENCH_MAX_ATTEMPTS per round) and, if still disturbed, gets
- *   no ratio. The 1-minute load average is printed beside every run.
+ *   no ratio. So does a round whose ceiling run took more than 1.25× the CPU per request of
+ *   the rule set's fastest ceiling run: the host slowed the machine without steal showing
+ *   (same-run.ts). The 1-minute load average is printed beside every run.
  * - Scrape and evaluation cycle (at BENCH_CYCLE_RULES, default 1,000 rules): route p99 in
  *   runs before any outcome exists (the cycle has nothing to evaluate), then again after an
  *   outcome was reported for every rule of every tenant, while /metrics/ is scraped every
@@ -46,7 +48,7 @@ import { table } from './lib/load.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
 import { apiKeysFor, outcomeRequests, routeRequests, sampleRules, type BenchRequest } from './lib/requests.js';
 import { median } from './lib/scenario-metrics.js';
-import { GENERATOR_BOUND_CORE, sameRunRatios, sizeRatios } from './lib/same-run.js';
+import { GENERATOR_BOUND_CORE, SLOW_CEILING_FACTOR, sameRunRatios, sizeRatios } from './lib/same-run.js';
 import { scrapeEverySecond } from './lib/scrape-loop.js';
 import { seed } from './lib/seed.js';
 import { HAVE_TASKSET, pinSelf, requireWrk, runWrk, type WrkResult } from './lib/wrk.js';
@@ -251,7 +253,10 @@ async function main(): Promise<void> {
       'wrk core (bare)': medOf('ceiling', (r) => r.generatorCore),
       'load1': medOf('ceiling', (r) => r.load1),
     });
-    if (refused > 0) console.log(`${size} rules: ${refused} round(s) refused (ceiling run disturbed by other processes)`);
+    if (refused > ratios.slowed) console.log(`${size} rules: ${refused - ratios.slowed} round(s) refused (ceiling run disturbed by other processes)`);
+    if (ratios.slowed > 0) {
+      console.log(`${size} rules: ${ratios.slowed} round(s) refused (the machine slowed: the bare server took more than ${SLOW_CEILING_FACTOR}× the CPU per request of this rule set's fastest ceiling run)`);
+    }
     if (ratios.generatorBound > 0) {
       console.log(
         `${size} rules: in ${ratios.generatorBound} of ${ratios.route.length} counted round(s) wrk used ≥ ${GENERATOR_BOUND_CORE} of its core in the ceiling run: ` +

@@ -7,7 +7,7 @@
  * store write (a rule created, or the first checkpoints). On the front thread that threw away
  * the checkpoint path the start-up warm-up had just compiled (front-warm-up.ts), which was then
  * compiled again at the first cycles under load, on a one-core server in time taken from
- * routes (issue 20; README, Benchmarks, *Seventh pass*). Done first, code is compiled once,
+ * routes (issue 20; docs/performance-log.md, *Seventh pass*). Done first, code is compiled once,
  * without the assumption.
  */
 let done = false;

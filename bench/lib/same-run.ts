@@ -6,6 +6,13 @@
  * the generator nears its own core's limit in the ceiling run, the bare server idles between
  * requests and its req/s is wrk's as much as its own, while CPU per request is still the
  * server's. Such rounds are counted (generatorBound) so the report can say so.
+ *
+ * A slowed machine: on a virtual machine the host can take speed from the guest without any
+ * steal time showing (seen here: in three of five rounds of one rule set the bare server took
+ * 2× and the route 2.3× the CPU per request of the other rounds, other processes and steal
+ * both at 0.02-0.03 of a core). The bare server's CPU per request is the machine's speed in
+ * these runs (it does the same work every time), so a round whose ceiling took more than
+ * SLOW_CEILING_FACTOR × the fastest ceiling of the same rule set is refused too (`slowed`).
  */
 export interface RunFigures {
   rps: number;
@@ -19,6 +26,9 @@ export interface RunFigures {
 
 /** A ceiling run whose generator used this much of its core or more was paced by the generator. */
 export const GENERATOR_BOUND_CORE = 0.95;
+
+/** A ceiling run that took more than this times the fastest ceiling's CPU per request ran on a slowed machine. */
+export const SLOW_CEILING_FACTOR = 1.25;
 
 export interface Round {
   ceiling: RunFigures;
@@ -35,14 +45,23 @@ export interface SameRunRatios {
   routeByCpu: number[];
   /** Counted rounds whose ceiling run was paced by the generator (GENERATOR_BOUND_CORE). */
   generatorBound: number;
+  /** Rounds refused: the ceiling run was disturbed (other processes, steal) or ran on a slowed machine. */
   refused: number;
+  /** Of the refused, those whose ceiling ran on a slowed machine (SLOW_CEILING_FACTOR). */
+  slowed: number;
 }
 
 export function sameRunRatios(rounds: readonly Round[]): SameRunRatios {
-  const out: SameRunRatios = { route: [], outcome: [], p99: [], routeByCpu: [], generatorBound: 0, refused: 0 };
+  const out: SameRunRatios = { route: [], outcome: [], p99: [], routeByCpu: [], generatorBound: 0, refused: 0, slowed: 0 };
+  const fastest = Math.min(...rounds.filter((r) => !r.ceiling.disturbed).map((r) => r.ceiling.serverUsPerReq));
   for (const r of rounds) {
     if (r.ceiling.disturbed) {
       out.refused++;
+      continue;
+    }
+    if (r.ceiling.serverUsPerReq > SLOW_CEILING_FACTOR * fastest) {
+      out.refused++;
+      out.slowed++;
       continue;
     }
     out.route.push(r.route.rps / r.ceiling.rps);

@@ -7,7 +7,7 @@
  * (the snapshot copy, the counters' msgpack encoding, lmdb-js's key and write code) runs once a cycle per
  * tenant, so V8 found it hot only after several cycles under load, and compiled it then:
  * 60-100 ms of compile jobs on V8's helper threads, which on a one-core server took that time
- * from routes in runs of up to 5 ms (issue 20; README, Benchmarks, *Seventh pass*). A scratch
+ * from routes in runs of up to 5 ms (issue 20; docs/performance-log.md, *Seventh pass*). A scratch
  * LMDB environment of its own was tried first: each one left ~15 MB of the process's memory
  * behind after it was closed. The simulated rules take slots of the service's shared tables,
  * freed after: no tenant owns them, so nothing evaluates, renders or routes to them. The pool

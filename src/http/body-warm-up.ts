@@ -8,7 +8,7 @@
  * had never seen `true`, `false` or `null` in a body, nor the outcome's validator behind
  * decodeBody, so the first outcome threw the optimised parser away and V8 compiled it again
  * under load (25-45 ms of compile jobs on its helper threads, at the front thread's priority;
- * README, Benchmarks: *Twelfth pass*). In service the two bodies are interleaved from the start,
+ * docs/performance-log.md, *Twelfth pass*). In service the two bodies are interleaved from the start,
  * so the feedback the warm-up leaves is the one real traffic gives.
  */
 import { Buffer } from 'node:buffer';

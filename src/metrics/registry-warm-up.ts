@@ -4,7 +4,7 @@
  * away. Why: prom-client's formatting runs once per metric per scrape, so V8 found it hot only
  * after a few dozen scrapes under load and compiled it then (its getMetricsAsString alone took
  * a 33 ms compile job on V8's helper threads, which on a one-core server took that time from
- * routes; issue 20, README Benchmarks, *Seventh pass*). Reading the registry changes nothing
+ * routes; issue 20, docs/performance-log.md, *Seventh pass*). Reading the registry changes nothing
  * a scrape would not: its collectors only read (the event-loop lag's histogram restarts, as
  * after every scrape).
  */

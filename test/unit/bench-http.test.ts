@@ -43,6 +43,18 @@ describe('same-run ratios', () => {
     expect(r.route).toEqual([0.6]);
     expect(r.refused).toBe(1);
   });
+
+  it('refuses a round whose ceiling took more than 1.25x the fastest ceiling\'s CPU per request: the machine slowed', () => {
+    const r = sameRunRatios([
+      { ceiling: run(100, 2, false, 10), route: run(70, 3, false, 14), outcome: run(70, 2) },
+      { ceiling: run(50, 2, false, 19.2), route: run(30, 3, false, 33), outcome: run(30, 2) }, // 1.92x: slowed
+      { ceiling: run(95, 2, false, 12.4), route: run(66, 3, false, 15), outcome: run(66, 2) }, // 1.24x: counted
+      { ceiling: run(100, 2, true, 9), route: run(70, 3), outcome: run(70, 2) }, // disturbed: not the fastest either
+    ]);
+    expect(r.route).toEqual([0.7, 66 / 95]);
+    expect(r.refused).toBe(2);
+    expect(r.slowed).toBe(1);
+  });
 });
 
 describe('other processes\' CPU', () => {

@@ -3,7 +3,7 @@
  * code compiled for the service's own writer too. The writer calls the `track` it was given;
  * with the warm-up's one alone behind that call, V8 compiled writeFrom for it and deoptimised
  * writeFrom at the first real checkpoint under load, whose `track` is the engine's ("wrong call
- * target"), then compiled it again during a cycle (README, Benchmarks: *Eleventh pass*).
+ * target"), then compiled it again during a cycle (docs/performance-log.md, *Eleventh pass*).
  *
  * V8 only tells through its natives syntax, switched on in a child process; the probe loads
  * the built modules (npm test builds first).

@@ -6,7 +6,7 @@
  * integers, turned into doubles. V8 answered with six deoptimisations on the pool thread at the
  * first evaluation under load (computeFeatures "minus zero", add "not a Smi", errMean, errSd,
  * slopePerMin and resetAcc "wrong map") and recompiled them cycles later on its own threads, at
- * the front thread's priority (README, Benchmarks: *Tenth pass*).
+ * the front thread's priority (docs/performance-log.md, *Tenth pass*).
  *
  * V8 only tells through its natives syntax, switched on in a child process before the probe
  * is compiled; the probe loads the built modules (npm test builds first).

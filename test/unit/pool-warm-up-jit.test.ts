@@ -2,7 +2,7 @@
  * A pool thread's JIT warm-up (src/engine/worker/warm-up.ts) must leave Tier 3's allocation
  * optimised: with 16 simulated cycles it was not, and V8 compiled allocate, evidenceStrength
  * and waterFill, with Tier 1's judgement beside them (~100 ms of compile jobs on V8's threads,
- * at the front thread's priority), in the first real cycles under load (README, Benchmarks:
+ * at the front thread's priority), in the first real cycles under load (docs/performance-log.md,
  * *Eleventh pass*). Likewise the shard loop (the entry's evaluateWith): without the quiet
  * cycles at the end of the warm-up it was compiled in the first real cycle, and without its
  * views made a second time, deoptimised by the first task of real tables (*Twelfth pass*).

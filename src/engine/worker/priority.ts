@@ -6,7 +6,7 @@
  * 8-17 ms whenever a cycle ran. A nice value 5 above the process's gives the thread about a
  * quarter of a contended core (Linux CFS weights 1024 : 335) and all of an idle one. 10 (a
  * tenth) was tried first: an early evaluation queued behind a cycle task then took up to 1.8 s
- * under saturated routing; at 5 the longest measured was 0.5 s (README, Benchmarks).
+ * under saturated routing; at 5 the longest measured was 0.5 s (docs/performance-log.md).
  * Linux only: there setpriority() on a thread id renices that thread alone; its id is read
  * from /proc/thread-self. Elsewhere (or if /proc is missing) nothing changes.
  */

@@ -6,7 +6,7 @@
  * cycles after traffic begins did that work under load: with the service on one core, the
  * first cycle's run took the pool 70 ms more CPU than later ones and V8's helper threads
  * 130 ms more, in runs up to a scheduler tick (4 ms) each, and route p99 over that run
- * doubled (issue 20; README, Benchmarks). Failures, recoveries, declines and latency swings
+ * doubled (issue 20; docs/performance-log.md). Failures, recoveries, declines and latency swings
  * are all in the traffic, so that the state machine's paths are compiled with the types real
  * rules give them (a decayed posterior is a double, not a small integer).
  * It runs while the thread loads its entry module (entry.ts), before piscina hands the thread
