@@ -42,8 +42,8 @@ export function decodeBody({ ep, flat, plain }: Mounted, body: Buffer | null, ma
     if (value !== undefined) return value;
   }
   if (flat !== null) {
-    const plain = parseFlatJson(body, flat);
-    if (plain !== undefined) return ep.body.parse(plain);
+    const parsed = parseFlatJson(body, flat);
+    if (parsed !== undefined) return ep.body.parse(parsed);
   }
   if (body.length === 0) throw errors.field('body', 'a JSON object is required');
   if (nestedDeeperThan(body, MAX_JSON_DEPTH)) throw errors.field('body', `nested deeper than ${MAX_JSON_DEPTH} levels`);
