@@ -4,12 +4,13 @@
  * validated (decodeBody) in turn, before the service listens. Nothing is routed or recorded:
  * decoding is pure.
  *
- * Why: V8 compiles the body parser (flat-json.ts) for what it has seen. After routes alone it
- * had never seen `true`, `false` or `null` in a body, nor the outcome's validator behind
- * decodeBody, so the first outcome threw the optimised parser away and V8 compiled it again
- * under load (25-45 ms of compile jobs on its helper threads, at the front thread's priority;
- * docs/performance-log.md, *Twelfth pass*). In service the two bodies are interleaved from the start,
- * so the feedback the warm-up leaves is the one real traffic gives.
+ * Why: V8 compiles the body decoder (plain-body.ts, and flat-json.ts behind it) for what it
+ * has seen. After routes alone it had never seen `true`, `false` or `null` in a body, nor the
+ * outcome's fields and validator behind decodeBody, so the first outcome threw the optimised
+ * decoder away and V8 compiled it again under load (25-45 ms of compile jobs on its helper
+ * threads, at the front thread's priority; docs/performance-log.md, *Twelfth pass*). In service
+ * the two bodies are interleaved from the start, so the feedback the warm-up leaves is the one
+ * real traffic gives.
  */
 import { Buffer } from 'node:buffer';
 import { performance } from 'node:perf_hooks';

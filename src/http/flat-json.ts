@@ -16,7 +16,7 @@
  * strings already decoded, so a usual body allocates nothing but its object.
  */
 import type { Buffer } from 'node:buffer';
-import { asciiString, isFalse, isNull, isTrue, numberEnd, scannedNumber, skipSpace, spells, stringEnd } from './json-bytes.js';
+import { asciiString, isFalse, isNull, isTrue, nameAt, numberEnd, scannedNumber, skipSpace, stringEnd } from './json-bytes.js';
 
 /** The keys a body may hold (the schema's property names). */
 export class FlatKeys {
@@ -28,9 +28,7 @@ export class FlatKeys {
 
   /** Index of the key spelled by buf[start, end), or -1. */
   indexOf(buf: Uint8Array, start: number, end: number): number {
-    const names = this.names;
-    for (let k = 0; k < names.length; k++) if (spells(buf, start, end, names[k])) return k;
-    return -1;
+    return nameAt(this.names, buf, start, end);
   }
 }
 

@@ -109,6 +109,12 @@ export function asciiString(buf: Buffer, start: number, end: number): string {
   return s;
 }
 
+/** The index of the name (ASCII) spelled by buf[start, end), or -1. */
+export function nameAt(names: readonly string[], buf: Uint8Array, start: number, end: number): number {
+  for (let k = 0; k < names.length; k++) if (spells(buf, start, end, names[k])) return k;
+  return -1;
+}
+
 /** Whether buf[start, end) spells `word` (an ASCII string). */
 export function spells(buf: Uint8Array, start: number, end: number, word: string): boolean {
   const len = end - start;

@@ -46,6 +46,7 @@ export class PlainField {
  * returns an object of one fixed shape, so the handler's reads of it stay monomorphic.
  */
 export class PlainForm<T> {
+  /** Bit k set: field k must be present. */
   readonly required: number;
   constructor(
     readonly fields: readonly PlainField[],
@@ -53,13 +54,19 @@ export class PlainForm<T> {
     readonly make: (values: readonly unknown[]) => T,
   ) {
     if (fields.length > 30) throw new Error('PlainForm: at most 30 fields (a bit mask marks the ones seen)');
-    this.required = required.reduce((mask, name) => mask | (1 << fields.findIndex((f) => f.name === name)), 0);
     this.names = fields.map((f) => f.name);
-    this.byName = new Map(fields.map((f) => [f.name, f]));
+    this.indexOf = new Map(this.names.map((name, k) => [name, k]));
+    this.required = 0;
+    for (const name of required) {
+      const k = this.indexOf.get(name);
+      if (k === undefined) throw new Error(`PlainForm: required field "${name}" is not one of the fields`);
+      this.required |= 1 << k;
+    }
   }
   /** The fields' names, by field. */
   readonly names: readonly string[];
-  readonly byName: ReadonlyMap<string, PlainField>;
+  /** A field's index by its name. */
+  readonly indexOf: ReadonlyMap<string, number>;
 }
 
 export const isLetter = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
@@ -102,9 +109,9 @@ function plainObject(form: PlainForm<unknown>, v: unknown): boolean {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
   let seen = 0;
   for (const k in v) {
-    const f = form.byName.get(k);
-    if (f === undefined || !plainValue(f, (v as Record<string, unknown>)[k])) return false;
-    seen |= 1 << form.fields.indexOf(f);
+    const i = form.indexOf.get(k);
+    if (i === undefined || !plainValue(form.fields[i], (v as Record<string, unknown>)[k])) return false;
+    seen |= 1 << i;
   }
   return (seen & form.required) === form.required;
 }

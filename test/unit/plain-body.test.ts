@@ -10,7 +10,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
 import { decodePlainBody } from '../../src/http/plain-body.js';
-import { OUTCOME_REPORT_FORM, plainOutcomeReport, plainRouteRequest, ROUTE_REQUEST_FORM, type PlainForm } from '../../src/schemas/hot-bodies.js';
+import { OUTCOME_REPORT_FORM, PlainField, PlainForm, PlainKind, plainOutcomeReport, plainRouteRequest, ROUTE_REQUEST_FORM } from '../../src/schemas/hot-bodies.js';
 import { OutcomeReport, RouteRequest } from '../../src/schemas/routing.js';
 import { outcomeReport as outcomeExample, routeRequest as routeExample } from '../../src/schemas/examples.js';
 import { routeRequests, sampleRules } from '../../bench/lib/requests.js';
@@ -36,6 +36,9 @@ function expectSameFields(form: PlainForm<unknown>, text: string, got: unknown):
 describe('plain hot bodies, decoded from their bytes', () => {
   it('has exactly the schema\'s fields', () => {
     for (const [, form, schema] of forms) expect([...form.names].sort()).toEqual(Object.keys(schema.properties as object).sort());
+    expect(ROUTE_REQUEST_FORM.required).toBe(0b11); // country, currency
+    expect(OUTCOME_REPORT_FORM.required).toBe(0b1111); // rule_id, processor_id, success, latency_ms
+    expect(() => new PlainForm([new PlainField('a', PlainKind.Id)], ['b'], () => ({}))).toThrow(/"b" is not one of the fields/);
   });
 
   it('decodes the bodies clients send: the documented examples, the benchmark\'s, every literal and spacing', () => {
