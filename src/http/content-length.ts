@@ -53,3 +53,19 @@ export function scannedContentLength(): string {
 export function scannedApiKey(): string {
   return apiKey;
 }
+
+/**
+ * The number a Content-Length value stands for: plain digits read here ('' is 0), anything
+ * else as Number() reads it. Number() of a string is V8's generic conversion, ~50 ns per
+ * route request in the profile; the digits uWS frames a body by take a few.
+ */
+export function contentLengthValue(s: string): number {
+  if (s.length > 15) return Number(s); // past 15 digits the sum below could lose precision
+  let v = 0;
+  for (let i = 0; i < s.length; i++) {
+    const d = s.charCodeAt(i) - 0x30;
+    if (d < 0 || d > 9) return Number(s);
+    v = v * 10 + d;
+  }
+  return v;
+}

@@ -115,6 +115,25 @@ export function nameAt(names: readonly string[], buf: Uint8Array, start: number,
   return -1;
 }
 
+/**
+ * The index of the name (ASCII, no quote or backslash) that buf spells from `start` up to a
+ * closing quote, or -1: one pass over the bytes, where stringEnd() and nameAt() take two. The
+ * bytes that match a name hold no escape, so the quote after them ends the string. Names are
+ * tried from `from` on (wrapping round): a body whose keys come in the form's order finds each
+ * at its first try.
+ */
+export function quotedNameAt(names: readonly string[], buf: Uint8Array, start: number, from: number): number {
+  const count = names.length;
+  for (let t = 0; t < count; t++) {
+    let k = from + t;
+    if (k >= count) k -= count;
+    const word = names[k];
+    const end = start + word.length;
+    if (buf[end] === 0x22 && spells(buf, start, end, word)) return k;
+  }
+  return -1;
+}
+
 /** Whether buf[start, end) spells `word` (an ASCII string). */
 export function spells(buf: Uint8Array, start: number, end: number, word: string): boolean {
   const len = end - start;

@@ -16,53 +16,63 @@
 import type { Buffer } from 'node:buffer';
 import { PlainKind, isIdChar, isLetter, type PlainField, type PlainForm } from '../schemas/hot-bodies.js';
 import { MAX_ID_LENGTH } from '../schemas/common.js';
-import { asciiString, isFalse, isNull, isTrue, nameAt, numberEnd, scannedNumber, skipSpace, stringEnd } from './json-bytes.js';
+import { asciiString, isFalse, isNull, isTrue, numberEnd, quotedNameAt, scannedNumber, skipSpace, stringEnd } from './json-bytes.js';
 
 /** The decoded values by field, reset for each body (the front thread decodes one at a time). */
 const values: unknown[] = new Array<unknown>(30).fill(undefined);
 /** The value decodeValue() read last. */
 let value: unknown = undefined;
 
-/** ASCII character classes: bit LETTER for A-Z a-z, bit ID_CHAR for ID_PATTERN's characters. */
+/**
+ * Byte classes: bit LETTER for A-Z a-z, bit ID_CHAR for ID_PATTERN's characters. 256 entries,
+ * so that any byte (a non-ASCII one too) reads a class of 0 without an out-of-bounds load.
+ */
 const LETTER = 1;
 const ID_CHAR = 2;
-const CLASSES = new Uint8Array(128);
+const CLASSES = new Uint8Array(256);
 for (let c = 0; c < 128; c++) CLASSES[c] = (isLetter(c) ? LETTER : 0) | (isIdChar(c) ? ID_CHAR : 0);
 
-/** Whether every byte of buf[start, end) (printable ASCII: stringEnd checked) is of class `bit`. */
+/** Whether every byte of buf[start, end) is of class `bit`. */
 function allOf(buf: Uint8Array, start: number, end: number, bit: number): boolean {
   for (let i = start; i < end; i++) if ((CLASSES[buf[i]] & bit) === 0) return false;
   return true;
 }
 
-/** The string value of `f` in buf[start, end) (between its quotes), or undefined when the schema would refuse it. */
-function stringValue(f: PlainField, buf: Buffer, start: number, end: number): string | undefined {
-  const len = end - start;
+/**
+ * Reads the string value of `f` whose first character is at buf[start] into `value`: the
+ * index after its closing quote, or -1 when the string is not plain or the schema would
+ * refuse it. Each kind reads its bytes once: a choice or a run of letters is matched where it
+ * stands, an id is scanned by its character class up to the quote; only free text needs
+ * stringEnd()'s scan for escapes and control bytes.
+ */
+function stringValue(f: PlainField, buf: Buffer, start: number, n: number): number {
   const kind = f.kind;
+  let end: number;
   if (kind === PlainKind.OneOf) {
     const choices = f.choices;
-    const c = nameAt(choices, buf, start, end);
-    return c < 0 ? undefined : choices[c];
+    const c = quotedNameAt(choices, buf, start, 0);
+    if (c < 0) return -1;
+    value = choices[c];
+    return start + choices[c].length + 1;
   }
-  const ok =
-    kind === PlainKind.Text
-      ? len >= f.min && len <= f.max
-      : kind === PlainKind.Letters
-        ? len === f.max && allOf(buf, start, end, LETTER)
-        : kind === PlainKind.Id && len !== 0 && len <= MAX_ID_LENGTH && allOf(buf, start, end, ID_CHAR); // a string where a number or a boolean belongs: false
-  return ok ? asciiString(buf, start, end) : undefined;
+  if (kind === PlainKind.Letters) {
+    end = start + f.max;
+    if (buf[end] !== 0x22 || !allOf(buf, start, end, LETTER)) return -1;
+  } else if (kind === PlainKind.Id) {
+    end = start;
+    while (end < n && (CLASSES[buf[end]] & ID_CHAR) !== 0) end++;
+    if (buf[end] !== 0x22 || end === start || end - start > MAX_ID_LENGTH) return -1;
+  } else if (kind === PlainKind.Text) {
+    end = stringEnd(buf, start, n);
+    if (end < 0 || end - start < f.min || end - start > f.max) return -1;
+  } else return -1; // a string where a number or a boolean belongs
+  value = asciiString(buf, start, end);
+  return end + 1;
 }
 
 /** Reads the value of `f` at buf[i] into `value`: the index after it, or -1. */
 function decodeValue(f: PlainField, buf: Buffer, i: number, n: number): number {
-  if (buf[i] === 0x22) {
-    const end = stringEnd(buf, i + 1, n);
-    if (end < 0) return -1;
-    const s = stringValue(f, buf, i + 1, end);
-    if (s === undefined) return -1;
-    value = s;
-    return end + 1;
-  }
+  if (buf[i] === 0x22) return stringValue(f, buf, i + 1, n);
   if (isNull(buf, i)) {
     if (!f.nullable) return -1;
     value = null;
@@ -89,22 +99,23 @@ function decodeValue(f: PlainField, buf: Buffer, i: number, n: number): number {
 /** The body as the form's object, or undefined when it is not in the plain form (see above). */
 export function decodePlainBody<T>(form: PlainForm<T>, buf: Buffer): T | undefined {
   const fields = form.fields;
+  const names = form.names;
   for (let k = 0; k < fields.length; k++) values[k] = undefined;
   const n = buf.length;
   let i = skipSpace(buf, 0, n);
   if (buf[i] !== 0x7b) return undefined; // '{'
   i = skipSpace(buf, i + 1, n);
   let seen = 0;
+  let next = 0; // the field expected next (keys usually come in the form's order)
   if (buf[i] === 0x7d) i++; // '}': the empty object (a form with no required field)
   else {
     for (;;) {
       if (buf[i] !== 0x22) return undefined;
-      const keyEnd = stringEnd(buf, i + 1, n);
-      if (keyEnd < 0) return undefined;
-      const k = nameAt(form.names, buf, i + 1, keyEnd);
-      if (k < 0 || (seen & (1 << k)) !== 0) return undefined; // unknown or repeated
+      const k = quotedNameAt(names, buf, i + 1, next);
+      if (k < 0 || (seen & (1 << k)) !== 0) return undefined; // unknown (or not plain) or repeated
       seen |= 1 << k;
-      i = skipSpace(buf, keyEnd + 1, n);
+      next = k + 1;
+      i = skipSpace(buf, i + names[k].length + 2, n);
       if (buf[i] !== 0x3a) return undefined; // ':'
       i = decodeValue(fields[k], buf, skipSpace(buf, i + 1, n), n);
       if (i < 0) return undefined;

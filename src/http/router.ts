@@ -20,7 +20,7 @@ import { CorsPolicy } from './cors.js';
 import type { Ctx, Endpoint, Method, Reply } from './endpoint.js';
 import { enterUwsCallback, leaveUwsCallback, send, type ResponseState } from './reply.js';
 import { sendStream } from './stream-reply.js';
-import { conflictingContentLength, scannedApiKey, scannedContentLength } from './content-length.js';
+import { conflictingContentLength, contentLengthValue, scannedApiKey, scannedContentLength } from './content-length.js';
 import { decodeBody, mounted, type Mounted } from './decode-body.js';
 import { HotExchange, type ExchangeHost } from './hot-path.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -140,7 +140,7 @@ export class Router implements ExchangeHost {
     const opts = this.opts;
     if (this.draining || opts.rateLimiter.active) return false;
     if (opts.cors.enabled && req.getHeader('origin') !== '') return false;
-    if (conflictingContentLength(req) || Number(scannedContentLength() || '0') > opts.maxBodyBytes) return false;
+    if (conflictingContentLength(req) || contentLengthValue(scannedContentLength()) > opts.maxBodyBytes) return false;
     let grant = DEV_GRANT;
     if (target.ep.auth && opts.apiKeys !== null) {
       const key = scannedApiKey();

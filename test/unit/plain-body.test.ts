@@ -88,6 +88,21 @@ describe('plain hot bodies, decoded from their bytes', () => {
       route(`,"transaction_id":"${'t'.repeat(129)}"`),
       route(',"transaction_id":""'),
       route(',"country2":"US"'),
+      // Names, choices and codes are matched where they stand (one pass): a prefix, a longer
+      // word, an escape or a byte past ASCII in the middle of one is not taken for it.
+      route(',"amoun":1'),
+      route(',"amount_":1'),
+      '{"countr\\y":"US","currency":"USD"}',
+      '{"country":"US","currency":"USD","payment_method":"car"}',
+      '{"country":"US","currency":"USD","payment_method":"cards"}',
+      '{"country":"US","currency":"USD","payment_method":"c\\u0061rd"}',
+      '{"country":"U"S","currency":"USD"}',
+      '{"country":"US\\","currency":"USD"}',
+      route(',"transaction_id":"t\u00e9"'),
+      route(',"transaction_id":"t\\"'),
+      route(',"transaction_id":"t'),
+      '{"country":"US","currency":"USD",}',
+      '{"country":"US","currency":"USD"',
       '{"country":"US","currency":"USD"}x', // trailing garbage
       '{"rule_id":"r1","processor_id":"p","success":"true","latency_ms":1}',
       '{"rule_id":"r1","processor_id":"p","success":true,"latency_ms":3600001}',
