@@ -88,7 +88,11 @@ export function routeReplyBytes(d: RouteDecision, key: number): Buffer {
   return bytes;
 }
 
-/** The 202 body of POST /v1/outcome, one constant string per classification. */
-export const OUTCOME_ACCEPTED_JSON: Readonly<Record<string, string>> = Object.freeze(
-  Object.fromEntries(['success', 'decline', 'technical_error'].map((c) => [c, JSON.stringify({ status: 'accepted', classification: c })])),
+/**
+ * The 202 body of POST /v1/outcome, one constant per classification, as bytes: uWS copies a
+ * string answer through a UTF-8 conversion into a malloc'd buffer on every end(), a Buffer it
+ * reads in place (outcome profile: Utf8Length and malloc/free, ~2% of the request's CPU).
+ */
+export const OUTCOME_ACCEPTED_BYTES: Readonly<Record<string, Buffer>> = Object.freeze(
+  Object.fromEntries(['success', 'decline', 'technical_error'].map((c) => [c, Buffer.from(JSON.stringify({ status: 'accepted', classification: c }), 'utf8')])),
 );

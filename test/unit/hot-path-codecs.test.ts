@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { describe, expect, it } from 'vitest';
-import { jsonString, OUTCOME_ACCEPTED_JSON, routeDecisionJson, routeReplyBytes } from '../../src/http/json-writers.js';
+import { jsonString, OUTCOME_ACCEPTED_BYTES, routeDecisionJson, routeReplyBytes } from '../../src/http/json-writers.js';
 import { plainOutcomeReport, plainRouteRequest } from '../../src/schemas/hot-bodies.js';
 import { OutcomeReport, RouteRequest } from '../../src/schemas/routing.js';
 
@@ -63,7 +63,7 @@ describe('hand-written JSON', () => {
   });
 
   it('has the outcome acknowledgement for every classification', () => {
-    expect(JSON.parse(OUTCOME_ACCEPTED_JSON.technical_error)).toEqual({ status: 'accepted', classification: 'technical_error' });
+    for (const c of ['success', 'decline', 'technical_error']) expect(JSON.parse(OUTCOME_ACCEPTED_BYTES[c].toString('utf8'))).toEqual({ status: 'accepted', classification: c });
   });
 });
 

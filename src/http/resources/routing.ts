@@ -10,7 +10,7 @@ import type { ShadowObserver } from '../../shadow/shadow-service.js';
 import { classifyOutcome } from '../../routing/classify.js';
 import type { Tenant } from '../../tenants/tenant.js';
 import { endpoint, jsonBody, type Endpoint } from '../endpoint.js';
-import { OUTCOME_ACCEPTED_JSON, routeReplyBytes } from '../json-writers.js';
+import { OUTCOME_ACCEPTED_BYTES, routeReplyBytes } from '../json-writers.js';
 import { outcomeReport as outcomeExample, routeRequest as routeExample, RULE_ID } from '../../schemas/examples.js';
 
 const routeRequest = compile(RouteRequest, plainRouteRequest);
@@ -86,7 +86,7 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
         // Before the engine hook: the status and recommendation are those the client faced.
         if (shadow !== null && tenant.settings.shadowMode) shadow.outcome(tenant, recorded, body.processor_id, now);
         app.engine.outcomeRecorded(tenant, recorded, now);
-        return { status: 202, body: OUTCOME_ACCEPTED_JSON[CLASSIFICATION_NAMES[recorded.kind]] };
+        return { status: 202, body: OUTCOME_ACCEPTED_BYTES[CLASSIFICATION_NAMES[recorded.kind]] };
       },
       doc: {
         summary: 'Report how a payment went',
