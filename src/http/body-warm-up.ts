@@ -22,9 +22,11 @@ import { decodeBody, type Mounted } from './decode-body.js';
 export const BODY_WARM_UP_ROUNDS = 2000;
 
 /**
- * The example, and the example with every boolean negated and every value whose schema accepts
- * null set to null (the outcome example's failure becomes a success with no error code): every
- * literal the flat form holds, under the keys real bodies use.
+ * The example, the example with every boolean negated and every value whose schema accepts
+ * null set to null (the outcome example's failure becomes a success with no error code), and
+ * the example with its keys in reverse order: every literal the flat form holds, under the keys
+ * real bodies use, and keys out of the schema's order (the decoder tries the expected key
+ * first; the search past it is code the first such body would otherwise deoptimise).
  */
 export function warmUpBodies(target: Mounted): unknown[] {
   const { ep } = target;
@@ -35,7 +37,7 @@ export function warmUpBodies(target: Mounted): unknown[] {
   for (const [k, v] of Object.entries(example)) {
     variant[k] = typeof v === 'boolean' ? !v : props[k] !== undefined && Value.Check(props[k], null) ? null : v;
   }
-  return [example, variant];
+  return [example, variant, Object.fromEntries(Object.entries(example).reverse())];
 }
 
 export interface BodyWarmUpReport {

@@ -122,14 +122,16 @@ export function nameAt(names: readonly string[], buf: Uint8Array, start: number,
  * tried from `from` on (wrapping round): a body whose keys come in the form's order finds each
  * at its first try.
  */
-export function quotedNameAt(names: readonly string[], buf: Uint8Array, start: number, from: number): number {
+export function quotedNameAt(names: readonly string[], buf: Uint8Array, start: number, n: number, from: number): number {
   const count = names.length;
   for (let t = 0; t < count; t++) {
     let k = from + t;
     if (k >= count) k -= count;
     const word = names[k];
     const end = start + word.length;
-    if (buf[end] === 0x22 && spells(buf, start, end, word)) return k;
+    // Bounds checked here, not left to the load: a typed-array read past the end deoptimises
+    // the optimised code the first time it happens (under load, for the first body to meet it).
+    if (end < n && buf[end] === 0x22 && spells(buf, start, end, word)) return k;
   }
   return -1;
 }

@@ -50,18 +50,18 @@ function stringValue(f: PlainField, buf: Buffer, start: number, n: number): numb
   let end: number;
   if (kind === PlainKind.OneOf) {
     const choices = f.choices;
-    const c = quotedNameAt(choices, buf, start, 0);
+    const c = quotedNameAt(choices, buf, start, n, 0);
     if (c < 0) return -1;
     value = choices[c];
     return start + choices[c].length + 1;
   }
   if (kind === PlainKind.Letters) {
     end = start + f.max;
-    if (buf[end] !== 0x22 || !allOf(buf, start, end, LETTER)) return -1;
+    if (end >= n || buf[end] !== 0x22 || !allOf(buf, start, end, LETTER)) return -1;
   } else if (kind === PlainKind.Id) {
     end = start;
     while (end < n && (CLASSES[buf[end]] & ID_CHAR) !== 0) end++;
-    if (buf[end] !== 0x22 || end === start || end - start > MAX_ID_LENGTH) return -1;
+    if (end >= n || buf[end] !== 0x22 || end === start || end - start > MAX_ID_LENGTH) return -1;
   } else if (kind === PlainKind.Text) {
     end = stringEnd(buf, start, n);
     if (end < 0 || end - start < f.min || end - start > f.max) return -1;
@@ -111,7 +111,7 @@ export function decodePlainBody<T>(form: PlainForm<T>, buf: Buffer): T | undefin
   else {
     for (;;) {
       if (buf[i] !== 0x22) return undefined;
-      const k = quotedNameAt(names, buf, i + 1, next);
+      const k = quotedNameAt(names, buf, i + 1, n, next);
       if (k < 0 || (seen & (1 << k)) !== 0) return undefined; // unknown (or not plain) or repeated
       seen |= 1 << k;
       next = k + 1;
