@@ -8,7 +8,7 @@
  */
 import type { Buffer } from 'node:buffer';
 
-export const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 /** The first index from `i` that is not JSON whitespace (n at the end). */
 export function skipSpace(buf: Uint8Array, i: number, n: number): number {

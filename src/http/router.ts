@@ -239,7 +239,7 @@ export class Router implements ExchangeHost {
     }
     // An oversized body is read and discarded up to DISCARD_CAP_BYTES, then answered 413 and
     // the connection closed (see body.ts); one declared larger than that is refused at once.
-    const declared = Number(req.getHeader('content-length') || '0');
+    const declared = contentLengthValue(req.getHeader('content-length'));
     if (declared > DISCARD_CAP_BYTES) return this.fail(x, errors.tooLarge(this.opts.maxBodyBytes));
     // Slow clients: a body still incomplete at the deadline is answered 408 (413 if it is
     // already over the limit) and the connection closed. The timer starts only once a body
