@@ -5,7 +5,10 @@
  * (test/unit/json-writers.test.ts checks it against JSON.stringify for generated values).
  */
 import { Buffer } from 'node:buffer';
+import { picked, pickedDecision } from '../routing/decide.js';
+import { RuleReplies } from '../routing/rule-replies.js';
 import type { RouteDecision } from '../schemas/routing.js';
+import type { LiveRule } from '../tenants/tenant.js';
 
 /** Characters JSON.stringify escapes in strings: '"', '\', control characters, lone surrogates. */
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
@@ -27,65 +30,44 @@ export function routeDecisionJson(d: RouteDecision): string {
   );
 }
 
-/**
- * The last route reply written in one slot of the memo below. A class whose fields hold their
- * final kinds from the start (a weight is a fraction, a failure probability a number or null):
- * a field that first held 1 and then 0.9, or null and then 0.03, changes the object's layout,
- * and V8 throws away the optimised code that read the old one, the route handler's included.
- */
-class WrittenReply {
-  processor = '';
-  weight = Number.NaN;
-  fallback = '';
-  source = '';
-  failProb: number | null = Number.NaN;
-  ruleId = '';
-  /** The reply's JSON, UTF-8 encoded once: uWS sends bytes as they are, where a string is measured and converted on every send. */
-  bytes = Buffer.alloc(0);
-}
-// failProb holds null as well as numbers: both kinds are stored once here, at load, so the
-// first null stored under traffic changes nothing.
-new WrittenReply().failProb = null;
-
-/** A power of two; a rule side maps to slot (key & (REPLY_SLOTS - 1)), so two may share one (then each rebuilds). */
-const REPLY_SLOTS = 8192;
-const written: (WrittenReply | undefined)[] = new Array<WrittenReply | undefined>(REPLY_SLOTS).fill(undefined);
+/** Equal numbers, NaN equal to NaN (a failure probability is NaN while Tier 2 has no estimate). */
+const sameNumber = (a: number, b: number): boolean => a === b || (a !== a && b !== b);
 
 /**
- * routeDecisionJson(d) as UTF-8 bytes, reusing the bytes written last time for the same `key`
- * (the rule's slot and chosen side) when every field is unchanged. A rule's weight and failure
- * probability move once per evaluation cycle, not per request, so nearly every route of a rule
- * writes what the one before wrote: reusing it saves building the string (about 700 bytes of
- * garbage per route, which at 100,000 rules pushes the trie out of the cache) and uWS's
- * measuring and encoding of it. All six fields are compared, so a stale reply is never sent
- * whatever the key.
+ * The reply of a route of `rule` taking `side` (0 primary, 1 secondary), as UTF-8 bytes: those
+ * written last time for the rule when the decision values pickSide() read (`picked`) and the
+ * tenant's Tier 2 switch are unchanged, else both sides' replies written anew
+ * (routeDecisionJson of pickedDecision). Reusing them saves building the string (about 700
+ * bytes of garbage per route) and uWS's measuring and encoding of it; comparing the values the
+ * reply is made of, not the reply's strings, leaves the rule's record and id strings unread
+ * (see routing/rule-replies.ts). A rule's ids never change: a PATCH makes a new LiveRule.
  */
-export function routeReplyBytes(d: RouteDecision, key: number): Buffer {
-  const slot = key & (REPLY_SLOTS - 1);
-  const w = written[slot];
+export function routeReplyBytes(rule: LiveRule, side: number, predictionEnabled: boolean): Buffer {
+  const r = rule.replies;
   if (
-    w !== undefined &&
-    w.weight === d.weight &&
-    w.failProb === d.failure_probability &&
-    w.source === d.decision_source &&
-    w.processor === d.processor_id &&
-    w.fallback === d.fallback_processor_id &&
-    w.ruleId === d.rule_id
+    r !== null &&
+    sameNumber(r.share, picked.primaryShare) &&
+    r.source === picked.source &&
+    sameNumber(r.failProbPrimary, picked.failProbPrimary) &&
+    sameNumber(r.failProbSecondary, picked.failProbSecondary) &&
+    r.predictionEnabled === predictionEnabled
   ) {
-    return w.bytes;
+    return side === 0 ? r.primary : r.secondary;
   }
-  const bytes = Buffer.from(routeDecisionJson(d), 'utf8');
-  // One path for a new slot and a changed reply: a branch first taken when a rule's weights
-  // move (at a cycle, under load) would deoptimise the route handler this is inlined into.
-  const into = w ?? (written[slot] = new WrittenReply());
-  into.processor = d.processor_id;
-  into.weight = d.weight;
-  into.fallback = d.fallback_processor_id;
-  into.source = d.decision_source;
-  into.failProb = d.failure_probability;
-  into.ruleId = d.rule_id;
-  into.bytes = bytes;
-  return bytes;
+  return writeReplies(rule, predictionEnabled, side);
+}
+
+/** One path for a rule's first route and a changed decision: a branch first taken at a cycle, under load, would deoptimise the handler. */
+function writeReplies(rule: LiveRule, predictionEnabled: boolean, side: number): Buffer {
+  const into = rule.replies ?? (rule.replies = new RuleReplies());
+  into.share = picked.primaryShare;
+  into.source = picked.source;
+  into.failProbPrimary = picked.failProbPrimary;
+  into.failProbSecondary = picked.failProbSecondary;
+  into.predictionEnabled = predictionEnabled;
+  into.primary = Buffer.from(routeDecisionJson(pickedDecision(rule, 0, predictionEnabled)), 'utf8');
+  into.secondary = Buffer.from(routeDecisionJson(pickedDecision(rule, 1, predictionEnabled)), 'utf8');
+  return side === 0 ? into.primary : into.secondary;
 }
 
 /**

@@ -53,12 +53,12 @@ export function matchRule(tenant: Tenant, req: RouteRequest): LiveRule | undefin
 }
 
 /**
- * `predictionEnabled`: the tenant's Tier 2 switch (failure_probability is null only when it is
- * off). The decision returned is a scratch object valid until the next call (no allocation per
- * route): read it or copy it before routing again.
+ * The side a route takes for `rule`: 0 the primary, 1 the secondary. Reads the rule's decision
+ * fields once (seqlocked), applies an operator override, draws against the primary's share and
+ * counts the route for the per-rule metrics. The fields it read stay in `picked` until the
+ * next call, for pickedDecision() and the reply cache (http/route-replies.ts).
  */
-export function decide(tables: SharedTables, rule: LiveRule, random: number, predictionEnabled: boolean): RouteDecision {
-  const rec = rule.record;
+export function pickSide(tables: SharedTables, rule: LiveRule, random: number): number {
   const seg = ruleSegment(tables.ruleSegs, rule.slot);
   const i = ruleIndex(rule.slot);
   readDecision(seg, i, fields);
@@ -68,18 +68,36 @@ export function decide(tables: SharedTables, rule: LiveRule, random: number, pre
     fields.primaryShare = override.primaryShare;
     fields.source = DecisionSource.Rules;
   }
-  const share = fields.primaryShare;
-  const pickPrimary = random < share;
+  const side = random < fields.primaryShare ? 0 : 1;
   // Per-rule traffic counter for the metrics (front thread only: a plain increment).
-  seg.ruleF64[i * RULE_F64_STRIDE + RF_ROUTED + (pickPrimary ? 0 : 1)]++;
-  const fp = pickPrimary ? fields.failProbPrimary : fields.failProbSecondary;
-  decision.processor_id = pickPrimary ? rec.primary_id : rec.secondary_id;
-  decision.weight = round4(pickPrimary ? share : 1 - share);
-  decision.fallback_processor_id = pickPrimary ? rec.secondary_id : rec.primary_id;
+  seg.ruleF64[i * RULE_F64_STRIDE + RF_ROUTED + side]++;
+  return side;
+}
+
+/** The decision fields the last pickSide() read (override applied): read them before routing again. */
+export const picked: Readonly<DecisionFields> = fields;
+
+/**
+ * The decision of the last pickSide() of `rule`, taking `side`. `predictionEnabled`: the
+ * tenant's Tier 2 switch (failure_probability is null only when it is off). A scratch object
+ * valid until the next call (no allocation per route): read it or copy it before routing again.
+ */
+export function pickedDecision(rule: LiveRule, side: number, predictionEnabled: boolean): RouteDecision {
+  const rec = rule.record;
+  const primary = side === 0;
+  const share = fields.primaryShare;
+  decision.processor_id = primary ? rec.primary_id : rec.secondary_id;
+  decision.weight = round4(primary ? share : 1 - share);
+  decision.fallback_processor_id = primary ? rec.secondary_id : rec.primary_id;
   decision.decision_source = DECISION_SOURCE_NAMES[fields.source] ?? 'rules';
-  decision.failure_probability = shownFailureProbability(fp, predictionEnabled);
+  decision.failure_probability = shownFailureProbability(primary ? fields.failProbPrimary : fields.failProbSecondary, predictionEnabled);
   decision.rule_id = rec.rule_id;
   return decision;
+}
+
+/** pickSide() and pickedDecision() in one: the route decision for `rule` (a scratch object, as pickedDecision's). */
+export function decide(tables: SharedTables, rule: LiveRule, random: number, predictionEnabled: boolean): RouteDecision {
+  return pickedDecision(rule, pickSide(tables, rule, random), predictionEnabled);
 }
 
 function round4(x: number): number {

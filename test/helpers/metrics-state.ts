@@ -53,6 +53,8 @@ export function variedState(seed: number, rulesPerTenant: number): VariedState {
       record: { rule_id: id, attributes: ['US', 'USD', `m${i}`, '*', '*', '*'], primary_id: primary, primary_name: primary, secondary_id: secondary, secondary_name: secondary, primary_weight: 0.9, created_at: new Date(0).toISOString() },
       slot,
       runStartedAt: [0, 0],
+      override: null,
+      replies: null,
     });
     const seg = ruleSegment(tables.ruleSegs, slot);
     const ib = ruleI32Base(slot);

@@ -1,7 +1,7 @@
 /** POST /v1/route and POST /v1/outcome: the hot path (spec 2.1-2.3, 4.1). */
 import { tenantOf, type AppContext } from '../../app-context.js';
 import { errors } from '../../errors.js';
-import { decide, matchRule } from '../../routing/decide.js';
+import { matchRule, pickedDecision, pickSide } from '../../routing/decide.js';
 import { CLASSIFICATION_NAMES, recordReportedOutcome } from '../../routing/outcome.js';
 import { compile, ErrorSchema } from '../../schemas/common.js';
 import { OUTCOME_REPORT_FORM, plainOutcomeReport, plainRouteRequest, ROUTE_REQUEST_FORM } from '../../schemas/hot-bodies.js';
@@ -36,14 +36,13 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
         const tenant = tenantOf(app, ctx);
         const rule = matchRule(tenant, body);
         if (!rule) throw errors.noMatch();
-        const decision = decide(app.tables, rule, Math.random(), tenant.settings.predictionEnabled);
-        if (body.transaction_id !== undefined) app.decisions.routed(tenant, rule, body.transaction_id, decision, Date.now());
+        const side = pickSide(app.tables, rule, Math.random());
+        const predictionEnabled = tenant.settings.predictionEnabled;
+        if (body.transaction_id !== undefined) app.decisions.routed(tenant, rule, body.transaction_id, pickedDecision(rule, side, predictionEnabled), Date.now());
         tenant.counters.routed++;
         app.metrics.counts.routed++;
         if (shadow !== null && tenant.settings.shadowMode) shadow.routed(tenant, Date.now());
-        // Memo key: the rule's slot and the side chosen (json-writers.ts).
-        const side = decision.processor_id === rule.record.primary_id ? 0 : 1;
-        return { status: 200, body: routeReplyBytes(decision, rule.slot * 2 + side) };
+        return { status: 200, body: routeReplyBytes(rule, side, predictionEnabled) };
       },
       doc: {
         summary: 'Choose the processor for a payment',
