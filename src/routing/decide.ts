@@ -56,7 +56,7 @@ export function matchRule(tenant: Tenant, req: RouteRequest): LiveRule | undefin
  * The side a route takes for `rule`: 0 the primary, 1 the secondary. Reads the rule's decision
  * fields once (seqlocked), applies an operator override, draws against the primary's share and
  * counts the route for the per-rule metrics. The fields it read stay in `picked` until the
- * next call, for pickedDecision() and the reply cache (http/route-replies.ts).
+ * next call, for pickedDecision() and the rule's replies (http/json-writers.ts routeReplyBytes).
  */
 export function pickSide(tables: SharedTables, rule: LiveRule, random: number): number {
   const seg = ruleSegment(tables.ruleSegs, rule.slot);
