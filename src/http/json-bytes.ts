@@ -81,6 +81,12 @@ export const isNull = (buf: Uint8Array, i: number): boolean => buf[i] === 0x6e &
 const CACHE_SLOTS = 2048; // a power of two
 const CACHE_MAX_LENGTH = 64; // longer strings (rare: ids near their 128 limit) are decoded every time
 const cache: (string | undefined)[] = new Array<string | undefined>(CACHE_SLOTS).fill(undefined);
+/**
+ * Each slot's string as bytes too (slot * CACHE_MAX_LENGTH on; 128 KB), so that a hit is
+ * confirmed byte against byte, without a charCodeAt (which checks the string's
+ * representation) per character.
+ */
+const cacheBytes = new Uint8Array(CACHE_SLOTS * CACHE_MAX_LENGTH);
 
 /**
  * The cache slot of buf[start, start + len): a hash of its length and first, middle and last
@@ -99,13 +105,15 @@ export function asciiString(buf: Buffer, start: number, end: number): string {
   if (len > CACHE_MAX_LENGTH) return buf.toString('latin1', start, end);
   const slot = slotOf(buf, start, len);
   const hit = cache[slot];
+  const at = slot * CACHE_MAX_LENGTH;
   if (hit !== undefined && hit.length === len) {
     let i = 0;
-    while (i < len && hit.charCodeAt(i) === buf[start + i]) i++;
+    while (i < len && cacheBytes[at + i] === buf[start + i]) i++;
     if (i === len) return hit;
   }
   const s = buf.toString('latin1', start, end);
   cache[slot] = s;
+  cacheBytes.set(buf.subarray(start, end), at);
   return s;
 }
 
@@ -116,24 +124,34 @@ export function nameAt(names: readonly string[], buf: Uint8Array, start: number,
 }
 
 /**
- * The index of the name (ASCII, no quote or backslash) that buf spells from `start` up to a
- * closing quote, or -1: one pass over the bytes, where stringEnd() and nameAt() take two. The
- * bytes that match a name hold no escape, so the quote after them ends the string. Names are
- * tried from `from` on (wrapping round): a body whose keys come in the form's order finds each
- * at its first try.
+ * The index of the name (ASCII, no quote or backslash, given as its bytes) that buf spells
+ * from `start` up to a closing quote, or -1: one pass over the bytes, where stringEnd() and
+ * nameAt() take two. The bytes that match a name hold no escape, so the quote after them ends
+ * the string. Names are tried from `from` on (wrapping round): a body whose keys come in the
+ * form's order finds each at its first try. Names as bytes, not strings: a byte compared with
+ * a byte is one load each, where a string's charCodeAt checks the string's representation
+ * first (the per-key compare was the decoder's largest loop).
  */
-export function quotedNameAt(names: readonly string[], buf: Uint8Array, start: number, n: number, from: number): number {
-  const count = names.length;
+export function quotedNameAt(words: readonly Uint8Array[], buf: Uint8Array, start: number, n: number, from: number): number {
+  const count = words.length;
   for (let t = 0; t < count; t++) {
     let k = from + t;
     if (k >= count) k -= count;
-    const word = names[k];
-    const end = start + word.length;
+    const word = words[k];
+    const len = word.length;
+    const end = start + len;
     // Bounds checked here, not left to the load: a typed-array read past the end deoptimises
     // the optimised code the first time it happens (under load, for the first body to meet it).
-    if (end < n && buf[end] === 0x22 && spells(buf, start, end, word)) return k;
+    if (end < n && buf[end] === 0x22 && bytesAt(buf, start, word, len)) return k;
   }
   return -1;
+}
+
+/** Whether buf holds word[0, len) from `start` (the caller checked start + len is within buf). */
+function bytesAt(buf: Uint8Array, start: number, word: Uint8Array, len: number): boolean {
+  let i = 0;
+  while (i < len && word[i] === buf[start + i]) i++;
+  return i === len;
 }
 
 /** Whether buf[start, end) spells `word` (an ASCII string). */

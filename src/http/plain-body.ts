@@ -49,11 +49,10 @@ function stringValue(f: PlainField, buf: Buffer, start: number, n: number): numb
   const kind = f.kind;
   let end: number;
   if (kind === PlainKind.OneOf) {
-    const choices = f.choices;
-    const c = quotedNameAt(choices, buf, start, n, 0);
+    const c = quotedNameAt(f.choiceBytes, buf, start, n, 0);
     if (c < 0) return -1;
-    value = choices[c];
-    return start + choices[c].length + 1;
+    value = f.choices[c];
+    return start + f.choiceBytes[c].length + 1;
   }
   if (kind === PlainKind.Letters) {
     end = start + f.max;
@@ -99,7 +98,7 @@ function decodeValue(f: PlainField, buf: Buffer, i: number, n: number): number {
 /** The body as the form's object, or undefined when it is not in the plain form (see above). */
 export function decodePlainBody<T>(form: PlainForm<T>, buf: Buffer): T | undefined {
   const fields = form.fields;
-  const names = form.names;
+  const names = form.nameBytes;
   for (let k = 0; k < fields.length; k++) values[k] = undefined;
   const n = buf.length;
   let i = skipSpace(buf, 0, n);

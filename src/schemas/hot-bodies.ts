@@ -37,7 +37,16 @@ export class PlainField {
     readonly min = 0,
     readonly max = 0,
     readonly choices: readonly string[] = [],
-  ) {}
+  ) {
+    this.choiceBytes = asciiBytes(choices);
+  }
+  /** The choices' ASCII bytes, by choice (what the decoder compares a body's bytes with). */
+  readonly choiceBytes: readonly Uint8Array[];
+}
+
+/** Each name's bytes (the names are ASCII: field names and enum values). */
+function asciiBytes(names: readonly string[]): Uint8Array[] {
+  return names.map((name) => Uint8Array.from(name, (c) => c.charCodeAt(0)));
 }
 
 /**
@@ -55,6 +64,7 @@ export class PlainForm<T> {
   ) {
     if (fields.length > 30) throw new Error('PlainForm: at most 30 fields (a bit mask marks the ones seen)');
     this.names = fields.map((f) => f.name);
+    this.nameBytes = asciiBytes(this.names);
     this.indexOf = new Map(this.names.map((name, k) => [name, k]));
     this.required = 0;
     for (const name of required) {
@@ -65,6 +75,8 @@ export class PlainForm<T> {
   }
   /** The fields' names, by field. */
   readonly names: readonly string[];
+  /** The names' ASCII bytes, by field. */
+  readonly nameBytes: readonly Uint8Array[];
   /** A field's index by its name. */
   readonly indexOf: ReadonlyMap<string, number>;
 }
