@@ -1,6 +1,6 @@
 /**
  * The router's fast path for POST /v1/route and POST /v1/outcome (src/http/hot-path.ts, with
- * flat-json.ts and the route-reply memo) must answer byte for byte as the generic path does.
+ * flat-json.ts and the rule's kept reply bytes) must answer byte for byte as the generic path does.
  * A query string sends a request down the generic path (the fast path takes none), so every
  * body below is sent both ways on raw sockets and the two answers compared whole: status line,
  * headers (the Date header aside) and body. Covers the usual bodies and every kind of refusal
@@ -130,7 +130,7 @@ describe('fast path = generic path, byte for byte', () => {
     expect(await expectSameBothWays('/v1/route', ROUTES[0], KEY, false, cl)).toMatch(/^HTTP\/1\.1 200 /);
   });
 
-  it('the route reply follows a weight change at once (the reply memo is not stale)', async () => {
+  it("the route reply follows a weight change at once (the rule's kept reply bytes are not stale)", async () => {
     const gb = '{"country":"GB","currency":"GBP"}';
     const first = await request('/v1/route', gb, KEY);
     expect(first).toContain('"processor_id":"stripe","weight":1,');
