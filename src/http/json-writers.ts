@@ -2,7 +2,7 @@
  * Hand-written JSON for the fixed reply shapes of the hot path (the route decision, the
  * outcome acknowledgement): string concatenation in field order instead of JSON.stringify's
  * generic walk over the object. The output is byte-for-byte what JSON.stringify gives
- * (test/unit/json-writers.test.ts checks it against JSON.stringify for generated values).
+ * (test/unit/hot-path-codecs.test.ts checks it against JSON.stringify for generated values).
  */
 import { Buffer } from 'node:buffer';
 import { picked, pickedDecision } from '../routing/decide.js';

@@ -7,9 +7,9 @@
  * Made on the rule's first route, not with the rule: the rules that take traffic then have
  * their replies side by side in memory, where a route reads them, instead of one per page
  * among all the rules loaded at start (at 100,000 rules the route path's extra cost over
- * 1,000 was in such scattered reads). A route that finds its values unchanged reads this
- * object, the rule's two shared-memory rows and nothing else of the rule: not its record,
- * not its id strings.
+ * 1,000 was in such scattered reads). A route that finds its values unchanged reads the
+ * LiveRule (its slot, override and this object), this object and the rule's two shared-memory
+ * rows: not the rule's record, not its id strings.
  *
  * Every field holds its final kind from the start (fractions as NaN, not 1 or 0), so the first
  * change under load does not change the object's layout and deoptimise the route handler.
