@@ -7,16 +7,22 @@
  *   other (BENCH_SERVER_CPU, default 1) when `taskset` exists. wrk: `apt-get install -y wrk`.
  * - Per rule-set size (10, 1,000, 100,000 rules over 5 tenants, an API key per tenant):
  *   BENCH_ROUNDS (≥ 5) interleaved rounds of [ceiling, POST /v1/route, POST /v1/outcome],
- *   BENCH_DURATION_S each. A round's ratios are same-run ratios; the summary quotes their
- *   medians, server CPU per request (µs, all the server's threads) and the generator's CPU
- *   (share of its core: near 1.0 means the generator, not the server, set the pace).
+ *   BENCH_DURATION_S each, taken in slices of BENCH_SLICE_S (default 1 s) in turn: ceiling,
+ *   route, outcome, ceiling, route, outcome… A virtual machine's speed drifts by ±15% over a
+ *   few seconds, so the ceiling is measured at most seconds from the route run it divides;
+ *   each run's slices are pooled (requests over their time, CPU over their requests, p50 and
+ *   p99 over all their requests: latency-quantiles.ts). A round's ratios are same-run ratios;
+ *   the summary quotes their medians, server CPU per request (µs, all the server's threads)
+ *   and the generator's CPU (share of its core: near 1.0 means the generator, not the server,
+ *   set the pace).
  * - Rule-set sizes against each other: the first size's service stays up (idle) while the
- *   larger sizes run, and each of their rounds adds a route run on it ("reference"), right after
- *   their own: "route / route at <first> rules" is the median of those same-round ratios. (The
+ *   larger sizes run, and each of their rounds adds a route run on it ("reference"), slice by
+ *   slice after their own: "route / route at <first> rules" is the median of those same-round
+ *   ratios. (The
  *   machine's speed drifts by a fifth between sections minutes apart; the ceiling drifts with it.)
  * - Disturbance: the CPU every other process on the machine used during each run is measured
- *   from /proc, and so is the time the hypervisor gave to other guests (steal, /proc/stat). A
- *   round whose ceiling run saw more than BENCH_DISTURBED_CORES of both (default 0.15 of a
+ *   from /proc, and so is the time the hypervisor gave to other guests (steal, /proc/stat),
+ *   summed over the run's slices. A round whose ceiling run saw more than BENCH_DISTURBED_CORES of both (default 0.15 of a
  *   core) is retried (up to BENCH_MAX_ATTEMPTS per round) and, if still disturbed, gets
  *   no ratio. So does a round whose ceiling run took more than 1.25× the CPU per request of
  *   the rule set's fastest ceiling run: the host slowed the machine without steal showing
@@ -31,7 +37,7 @@
  * - Memory: the service's RSS at rest after loading and right after its full-speed runs.
  *
  *   npm run bench [-- --no-keys] [-- --profile]
- *   BENCH_RULE_SIZES=10,1000,100000 BENCH_ROUNDS=5 BENCH_DURATION_S=5 BENCH_CONNECTIONS=64
+ *   BENCH_RULE_SIZES=10,1000,100000 BENCH_ROUNDS=5 BENCH_DURATION_S=5 BENCH_SLICE_S=1 BENCH_CONNECTIONS=64
  *
  * --no-keys runs the service without SERVICE_API_KEYS (development mode, no key lookup);
  * --profile starts the service with --cpu-prof (profiles under bench/results/profiles/).
@@ -52,12 +58,16 @@ import { GENERATOR_BOUND_CORE, SLOW_CEILING_FACTOR, sameRunRatios, sizeRatios } 
 import { scrapeEverySecond } from './lib/scrape-loop.js';
 import { seed } from './lib/seed.js';
 import { HAVE_TASKSET, pinSelf, requireWrk, runWrk, type WrkResult } from './lib/wrk.js';
+import { pooledPercentileMs } from './lib/latency-quantiles.js';
 
 const env = process.env;
 const SIZES = (env.BENCH_RULE_SIZES ?? '10,1000,100000').split(',').map(Number);
 const TENANTS = Number(env.BENCH_TENANTS ?? 5);
 const ROUNDS = Number(env.BENCH_ROUNDS ?? 5);
 const DURATION_S = Number(env.BENCH_DURATION_S ?? 5);
+/** A round's runs are taken in slices of this many seconds, in turn (wrk takes whole seconds). */
+const SLICE_S = Number(env.BENCH_SLICE_S ?? 1);
+const SLICES = Math.max(1, Math.round(DURATION_S / SLICE_S));
 const CONNECTIONS = Number(env.BENCH_CONNECTIONS ?? 64);
 const SERVER_CPU = env.BENCH_SERVER_CPU ?? '1';
 const GENERATOR_CPU = env.BENCH_GENERATOR_CPU ?? '0';
@@ -79,22 +89,38 @@ const flags = parseCli({
     profile: 'start the service with --cpu-prof (profiles under bench/results/profiles/)',
   },
   notes:
-    'Environment: BENCH_RULE_SIZES (10,1000,100000), BENCH_TENANTS (5), BENCH_ROUNDS (5), BENCH_DURATION_S (5), ' +
+    'Environment: BENCH_RULE_SIZES (10,1000,100000), BENCH_TENANTS (5), BENCH_ROUNDS (5), BENCH_DURATION_S (5), BENCH_SLICE_S (1), ' +
     'BENCH_CONNECTIONS (64), BENCH_SERVER_CPU (1), BENCH_GENERATOR_CPU (0), BENCH_DISTURBED_CORES (0.15), ' +
     'BENCH_MAX_ATTEMPTS (3), BENCH_CYCLE_RULES (1000).',
 });
 
-interface Run extends WrkResult {
+interface Run {
   /** reference: POST /v1/route on the smallest rule set's service, run beside a larger one (sizeRatios). */
   target: 'ceiling' | 'route' | 'outcome' | 'reference';
   rules: number;
   round: number;
+  /** The wrk runs (slices) this run is made of, pooled: requests over their time, percentiles over all their requests. */
+  slices: number;
+  requests: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** The generator's share of its core. */
+  generatorCore: number;
   serverUsPerReq: number;
   othersCores: number;
   /** Cores' worth of time the hypervisor gave to other guests during the run (/proc/stat steal). */
   stealCores: number;
   load1: number;
   disturbed: boolean;
+}
+
+/** One wrk run (a slice of a Run) with the CPU of the server, of every other process and the hypervisor's steal. */
+interface Slice {
+  wrk: WrkResult;
+  serverCpuS: number;
+  othersCpuS: number;
+  stealS: number;
 }
 
 /** Children still running, stopped if the benchmark fails half-way. */
@@ -110,28 +136,52 @@ const r2 = (x: number) => Math.round(x * 100) / 100;
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /** One wrk run against `server`, with its CPU and everybody else's accounted. */
-async function measure(target: Run['target'], server: Child, url: string, reqs: readonly BenchRequest[], rules: number, round: number, durationS = DURATION_S): Promise<Run> {
+async function slice(target: Run['target'], server: Child, url: string, reqs: readonly BenchRequest[], durationS: number): Promise<Slice> {
   const serverBefore = processCpuS(server.proc.pid!) ?? NaN;
   const before = allProcessesCpu();
   const stealBefore = stealS();
   const w = await runWrk({ url, requests: reqs, durationS, connections: CONNECTIONS, cpus: GENERATOR_CPU });
   const stealAfter = stealS();
   const after = allProcessesCpu();
-  const serverCpu = (processCpuS(server.proc.pid!) ?? NaN) - serverBefore;
-  const others = othersCpuS(before, after, new Set([process.pid, server.proc.pid!, w.wrapperPid])) / w.durationS;
-  const steal = stealBefore === null || stealAfter === null ? 0 : (stealAfter - stealBefore) / w.durationS;
+  const serverCpuS = (processCpuS(server.proc.pid!) ?? NaN) - serverBefore;
   if (w.errors > 0 || w.non2xx > 0) throw new Error(`${target} run: ${w.non2xx} non-2xx answers, ${w.errors} socket errors`);
   return {
-    ...w,
+    wrk: w,
+    serverCpuS,
+    othersCpuS: othersCpuS(before, after, new Set([process.pid, server.proc.pid!, w.wrapperPid])),
+    stealS: stealBefore === null || stealAfter === null ? 0 : stealAfter - stealBefore,
+  };
+}
+
+/** Slices of one target pooled into a run: sums over their time, percentiles over all their requests. */
+function pooled(target: Run['target'], rules: number, round: number, slices: readonly Slice[]): Run {
+  const sum = (f: (s: Slice) => number) => slices.reduce((a, s) => a + f(s), 0);
+  const seconds = sum((s) => s.wrk.durationS);
+  const requests = sum((s) => s.wrk.requests);
+  const others = sum((s) => s.othersCpuS) / seconds;
+  const steal = sum((s) => s.stealS) / seconds;
+  const latencies = slices.map((s) => s.wrk.latency);
+  return {
     target,
     rules,
     round,
-    serverUsPerReq: (serverCpu / w.requests) * 1e6,
+    slices: slices.length,
+    requests,
+    rps: requests / seconds,
+    p50Ms: pooledPercentileMs(latencies, 50),
+    p99Ms: pooledPercentileMs(latencies, 99),
+    generatorCore: sum((s) => s.wrk.generatorCpuS) / seconds,
+    serverUsPerReq: (sum((s) => s.serverCpuS) / requests) * 1e6,
     othersCores: others,
     stealCores: steal,
     load1: loadAverage1m(),
     disturbed: others + steal > DISTURBED_CORES,
   };
+}
+
+/** One run of `durationS` in one piece (the scrape and cycle phases). */
+async function measure(target: Run['target'], server: Child, url: string, reqs: readonly BenchRequest[], rules: number, round: number, durationS: number): Promise<Run> {
+  return pooled(target, rules, round, [await slice(target, server, url, reqs, durationS)]);
 }
 
 const runRow = (r: Run) => ({
@@ -141,6 +191,7 @@ const runRow = (r: Run) => ({
   'req/s': Math.round(r.rps),
   'p50 ms': r2(r.p50Ms),
   'p99 ms': r2(r.p99Ms),
+  slices: r.slices,
   'server µs/req': r2(r.serverUsPerReq),
   'wrk core': r2(r.generatorCore),
   'others cores': r2(r.othersCores),
@@ -151,6 +202,7 @@ const runRow = (r: Run) => ({
 
 async function main(): Promise<void> {
   requireWrk();
+  if (!Number.isInteger(SLICE_S) || SLICE_S < 1) throw new Error(`BENCH_SLICE_S must be a whole number of seconds ≥ 1 (wrk's -d), not ${env.BENCH_SLICE_S}`);
   if (!HAVE_TASKSET) console.warn('taskset not found: generator and server are not pinned; the figures include their contention');
   pinSelf(GENERATOR_CPU); // this process scrapes /metrics/ too: with the generator, off the server's core
   const keysMode = !flags['no-keys'];
@@ -189,7 +241,7 @@ async function main(): Promise<void> {
     const quietP99: number[] = [];
     if (size === CYCLE_RULES) {
       for (let i = 1; i <= 3; i++) {
-        const q = await measure('route', svc, svc.url, routeReqs, size, -i);
+        const q = await measure('route', svc, svc.url, routeReqs, size, -i, DURATION_S);
         quietP99.push(q.p99Ms);
         cycleRows.push({ rules: size, phase: 'quiet (no outcomes, no scrape)', ...pick(q) });
       }
@@ -198,11 +250,18 @@ async function main(): Promise<void> {
     for (let round = 1; round <= ROUNDS; round++) {
       let got: Run[] = [];
       for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-        got = [];
-        got.push(await measure('ceiling', bare, bare.url, routeReqs, size, round));
-        got.push(await measure('route', svc, svc.url, routeReqs, size, round));
-        got.push(await measure('outcome', svc, svc.url, outReqs, size, round));
-        if (reference !== null) got.push(await measure('reference', reference.svc, reference.svc.url, reference.reqs, size, round));
+        // The round's runs cut into slices and taken in turn, slice by slice: the host's speed
+        // drifts by ±15% over seconds here, and a ceiling measured seconds before its route run
+        // divided that drift into the ratio.
+        const parts = { ceiling: [] as Slice[], route: [] as Slice[], outcome: [] as Slice[], reference: [] as Slice[] };
+        for (let s = 0; s < SLICES; s++) {
+          parts.ceiling.push(await slice('ceiling', bare, bare.url, routeReqs, SLICE_S));
+          parts.route.push(await slice('route', svc, svc.url, routeReqs, SLICE_S));
+          parts.outcome.push(await slice('outcome', svc, svc.url, outReqs, SLICE_S));
+          if (reference !== null) parts.reference.push(await slice('reference', reference.svc, reference.svc.url, reference.reqs, SLICE_S));
+        }
+        got = [pooled('ceiling', size, round, parts.ceiling), pooled('route', size, round, parts.route), pooled('outcome', size, round, parts.outcome)];
+        if (reference !== null) got.push(pooled('reference', size, round, parts.reference));
         if (!got[0].disturbed) break;
         if (attempt < MAX_ATTEMPTS) runs.push(...got); // kept in the JSON, marked disturbed
       }
@@ -285,7 +344,7 @@ async function main(): Promise<void> {
   console.log(table(memory));
   mkdirSync(RESULTS, { recursive: true });
   const file = join(RESULTS, `http-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  const settings = { sizes: SIZES, tenants: TENANTS, rounds: ROUNDS, durationS: DURATION_S, connections: CONNECTIONS, serverCpu: SERVER_CPU, generatorCpu: GENERATOR_CPU, disturbedCores: DISTURBED_CORES, keysMode, taskset: HAVE_TASKSET };
+  const settings = { sizes: SIZES, tenants: TENANTS, rounds: ROUNDS, durationS: DURATION_S, sliceS: SLICE_S, slices: SLICES, connections: CONNECTIONS, serverCpu: SERVER_CPU, generatorCpu: GENERATOR_CPU, disturbedCores: DISTURBED_CORES, keysMode, taskset: HAVE_TASKSET };
   writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), settings, summary, cycle: cycleRows, memory, runs: runs.map(runRow) }, null, 2));
   console.log(`results: ${file}`);
 }

@@ -11,6 +11,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseQuantiles, QUANTILE_GRID, type LatencyQuantiles } from './latency-quantiles.js';
 
 export interface WrkRequest {
   method: string;
@@ -25,6 +26,8 @@ export interface WrkResult {
   rps: number;
   p50Ms: number;
   p99Ms: number;
+  /** The run's latency percentiles (latency-quantiles.ts): for percentiles over several runs. */
+  latency: LatencyQuantiles;
   /** Answers with a status ≥ 400 (wrk counts them as errors.status). */
   non2xx: number;
   /** Connect, read, write errors and timeouts. */
@@ -88,7 +91,8 @@ function script(requests: readonly WrkRequest[]): string {
       return `  { ${luaString(q.method)}, ${luaString(q.path)}, { ${headers} }, ${luaString(q.body)} },`;
     })
     .join('\n');
-  return `local raw = {\n${entries}\n}
+  return `local grid = { ${QUANTILE_GRID.join(', ')} }
+local raw = {\n${entries}\n}
 local reqs = {}
 local i = 0
 init = function(args)
@@ -104,6 +108,13 @@ done = function(summary, latency, requests)
   io.write(string.format('WRKJSON {"requests":%d,"duration_us":%d,"p50_us":%d,"p99_us":%d,"status":%d,"other_errors":%d}\\n',
     summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), e.status,
     e.connect + e.read + e.write + e.timeout))
+  -- the percentiles of QUANTILE_GRID (latency-quantiles.ts), for pooling runs' latencies
+  local qs = {}
+  for j, p in ipairs(grid) do
+    -- wrk's percentile(100) looks for a rank past its last request and gives 0
+    if p >= 100 then qs[j] = latency.max else qs[j] = latency:percentile(p) end
+  end
+  io.write('WRKQUANTILES ' .. table.concat(qs, ',') .. '\\n')
 end
 `;
 }
@@ -137,6 +148,7 @@ export function runWrk(o: WrkOptions): Promise<WrkResult> {
       rmSync(dir, { recursive: true, force: true });
       const json = /WRKJSON (\{.*\})/.exec(out);
       const stat = /SHSTAT (.*)/.exec(out);
+      const quantiles = /WRKQUANTILES (.*)/.exec(out);
       if (!json || !stat) return reject(new Error(`wrk failed: ${err || out}`));
       const w = JSON.parse(json[1]) as { requests: number; duration_us: number; p50_us: number; p99_us: number; status: number; other_errors: number };
       const f = stat[1].slice(stat[1].lastIndexOf(')') + 2).split(' ');
@@ -148,6 +160,7 @@ export function runWrk(o: WrkOptions): Promise<WrkResult> {
         rps: w.requests / durationS,
         p50Ms: w.p50_us / 1000,
         p99Ms: w.p99_us / 1000,
+        latency: quantiles ? parseQuantiles(quantiles[1], w.requests) : { count: 0, us: [] },
         non2xx: w.status,
         errors: w.other_errors,
         generatorCpuS,
