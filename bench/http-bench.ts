@@ -22,11 +22,11 @@
  *   machine's speed drifts by a fifth between sections minutes apart; the ceiling drifts with it.)
  * - Disturbance: the CPU every other process on the machine used during each run is measured
  *   from /proc, and so is the time the hypervisor gave to other guests (steal, /proc/stat),
- *   summed over the run's slices. A round whose ceiling run saw more than BENCH_DISTURBED_CORES of both (default 0.15 of a
- *   core) is retried (up to BENCH_MAX_ATTEMPTS per round) and, if still disturbed, gets
- *   no ratio. So does a round whose ceiling run took more than 1.25× the CPU per request of
- *   the rule set's fastest ceiling run: the host slowed the machine without steal showing
- *   (same-run.ts). The 1-minute load average is printed beside every run.
+ *   summed over the run's slices. A round whose ceiling run saw more than
+ *   BENCH_DISTURBED_CORES of both (default 0.15 of a core) is retried (up to
+ *   BENCH_MAX_ATTEMPTS per round) and, if still disturbed, gets no ratio. So does a round
+ *   whose ceiling run took more than 1.25× the CPU per request of the rule set's median
+ *   ceiling run: the host slowed the machine without steal showing (same-run.ts). The 1-minute load average is printed beside every run.
  * - Scrape and evaluation cycle (at BENCH_CYCLE_RULES, default 1,000 rules): route p99 in
  *   runs before any outcome exists (the cycle has nothing to evaluate), then again after an
  *   outcome was reported for every rule of every tenant, while /metrics/ is scraped every
@@ -36,11 +36,14 @@
  *   route runs have their unreported warm-up.
  * - Memory: the service's RSS at rest after loading and right after its full-speed runs.
  *
- *   npm run bench [-- --no-keys] [-- --profile]
+ *   npm run bench [-- --no-keys] [-- --profile] [-- --calibrate]
  *   BENCH_RULE_SIZES=10,1000,100000 BENCH_ROUNDS=5 BENCH_DURATION_S=5 BENCH_SLICE_S=1 BENCH_CONNECTIONS=64
  *
  * --no-keys runs the service without SERVICE_API_KEYS (development mode, no key lookup);
- * --profile starts the service with --cpu-prof (profiles under bench/results/profiles/).
+ * --profile starts the service with --cpu-prof (profiles under bench/results/profiles/);
+ * --calibrate measures the method, not the service: two identical bare uWS servers through the
+ * same rounds and slices, A against B. Their ratios should be 1: their spread from round to
+ * round, and their median's distance from 1, are what a ratio of this machine can resolve.
  * Results: tables on the terminal and JSON under bench/results/.
  */
 import './lib/quiet-gc.js'; // first: restarts this process with the memory reducer off (see there)
@@ -56,7 +59,7 @@ import { apiKeysFor, outcomeRequests, routeRequests, sampleRules, type BenchRequ
 import { median } from './lib/scenario-metrics.js';
 import { GENERATOR_BOUND_CORE, SLOW_CEILING_FACTOR, sameRunRatios, sizeRatios } from './lib/same-run.js';
 import { scrapeEverySecond } from './lib/scrape-loop.js';
-import { seed } from './lib/seed.js';
+import { ruleSet, seed } from './lib/seed.js';
 import { HAVE_TASKSET, pinSelf, requireWrk, runWrk, type WrkResult } from './lib/wrk.js';
 import { pooledPercentileMs } from './lib/latency-quantiles.js';
 
@@ -77,14 +80,15 @@ const CYCLE_RULES = Number(env.BENCH_CYCLE_RULES ?? 1000);
 const RESULTS = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 
 const flags = parseCli({
-  usage: 'npm run bench -- [--no-keys] [--profile]',
+  usage: 'npm run bench -- [--no-keys] [--profile] [--calibrate]',
   summary:
     'HTTP throughput of POST /v1/route and POST /v1/outcome against a bare uWebSockets.js ceiling in interleaved rounds: ' +
     'wrk pinned to one core, the server to the other; medians of same-run ratios, server CPU per request, generator CPU; ' +
     'route p99 while /metrics is scraped and cycles run; RSS. Tables on the terminal, JSON under bench/results/. ' +
     'Needs wrk (apt-get install -y wrk); takes several minutes.',
-  options: { 'no-keys': { type: 'boolean' }, profile: { type: 'boolean' } },
+  options: { 'no-keys': { type: 'boolean' }, profile: { type: 'boolean' }, calibrate: { type: 'boolean' } },
   help: {
+    calibrate: 'measure the method instead: two identical bare uWS servers through the same rounds and slices (their ratio should be 1; its spread is what a ratio can resolve here)',
     'no-keys': 'run the service without SERVICE_API_KEYS (development mode, no key lookup)',
     profile: 'start the service with --cpu-prof (profiles under bench/results/profiles/)',
   },
@@ -200,11 +204,16 @@ const runRow = (r: Run) => ({
   disturbed: r.disturbed ? 'yes' : '',
 });
 
-async function main(): Promise<void> {
+/** What every mode needs first: wrk, whole-second slices, this process pinned with the generator. */
+function prepare(): void {
   requireWrk();
   if (!Number.isInteger(SLICE_S) || SLICE_S < 1) throw new Error(`BENCH_SLICE_S must be a whole number of seconds ≥ 1 (wrk's -d), not ${env.BENCH_SLICE_S}`);
   if (!HAVE_TASKSET) console.warn('taskset not found: generator and server are not pinned; the figures include their contention');
   pinSelf(GENERATOR_CPU); // this process scrapes /metrics/ too: with the generator, off the server's core
+}
+
+async function main(): Promise<void> {
+  prepare();
   const keysMode = !flags['no-keys'];
   const runs: Run[] = [];
   const summary: Record<string, string | number>[] = [];
@@ -314,7 +323,7 @@ async function main(): Promise<void> {
     });
     if (refused > ratios.slowed) console.log(`${size} rules: ${refused - ratios.slowed} round(s) refused (ceiling run disturbed by other processes)`);
     if (ratios.slowed > 0) {
-      console.log(`${size} rules: ${ratios.slowed} round(s) refused (the machine slowed: the bare server took more than ${SLOW_CEILING_FACTOR}× the CPU per request of this rule set's fastest ceiling run)`);
+      console.log(`${size} rules: ${ratios.slowed} round(s) refused (the machine slowed: the bare server took more than ${SLOW_CEILING_FACTOR}× the CPU per request of this rule set's median ceiling run)`);
     }
     if (ratios.generatorBound > 0) {
       console.log(
@@ -353,7 +362,46 @@ function pick(r: Run): Record<string, number> {
   return { 'req/s': Math.round(r.rps), 'p50 ms': r2(r.p50Ms), 'p99 ms': r2(r.p99Ms), 'others cores': r2(r.othersCores), 'steal cores': r2(r.stealCores), load1: r2(r.load1) };
 }
 
-main().catch(async (e) => {
+/** --calibrate: the ceiling against itself, in the rounds and slices of the real runs. */
+async function calibrate(): Promise<void> {
+  const body = JSON.stringify({ processor_id: 'p1', weight: 0.9, fallback_processor_id: 'p2', decision_source: 'rules', failure_probability: null, rule_id: 'r000001' });
+  prepare();
+  const reqs = routeRequests(sampleRules(ruleSet(1000)), 1);
+  const a = await started(startChild(join(DIST, 'bench/bare-uws.js'), { BARE_BODY: body }, 30_000, { cpus: SERVER_CPU }));
+  const b = await started(startChild(join(DIST, 'bench/bare-uws.js'), { BARE_BODY: body }, 30_000, { cpus: SERVER_CPU }));
+  for (const s of [a, b]) await runWrk({ url: s.url, requests: reqs, durationS: 2, connections: CONNECTIONS, cpus: GENERATOR_CPU });
+  const rows: Record<string, string | number>[] = [];
+  const ratios = { rps: [] as number[], cpu: [] as number[], p99: [] as number[] };
+  for (let round = 1; round <= ROUNDS; round++) {
+    const parts = { a: [] as Slice[], b: [] as Slice[] };
+    for (let i = 0; i < SLICES; i++) {
+      parts.a.push(await slice('ceiling', a, a.url, reqs, SLICE_S));
+      parts.b.push(await slice('ceiling', b, b.url, reqs, SLICE_S));
+    }
+    const [ra, rb] = [pooled('ceiling', 0, round, parts.a), pooled('ceiling', 0, round, parts.b)];
+    ratios.rps.push(rb.rps / ra.rps);
+    ratios.cpu.push(ra.serverUsPerReq / rb.serverUsPerReq);
+    ratios.p99.push(rb.p99Ms / ra.p99Ms);
+    rows.push({ round, 'A req/s': Math.round(ra.rps), 'B req/s': Math.round(rb.rps), 'B / A': r3(rb.rps / ra.rps), 'B / A by CPU': r3(ra.serverUsPerReq / rb.serverUsPerReq), 'p99 B / A': r2(rb.p99Ms / ra.p99Ms), 'wrk core (A)': r2(ra.generatorCore), disturbed: ra.disturbed || rb.disturbed ? 'yes' : '' });
+    console.log(table([rows[rows.length - 1]]));
+  }
+  await a.stop();
+  await b.stop();
+  const spread = (xs: number[]) => `${r3(Math.min(...xs))}-${r3(Math.max(...xs))}`;
+  const summary = [
+    { figure: 'req/s, B / A', median: r3(median(ratios.rps)!), 'range of rounds': spread(ratios.rps) },
+    { figure: 'by CPU, B / A', median: r3(median(ratios.cpu)!), 'range of rounds': spread(ratios.cpu) },
+    { figure: 'p99, B / A', median: r3(median(ratios.p99)!), 'range of rounds': spread(ratios.p99) },
+  ];
+  console.log(`\nThe method against itself (${ROUNDS} rounds of ${SLICES} slices of ${SLICE_S} s; identical servers, so every ratio should be 1):`);
+  console.log(table(summary));
+  mkdirSync(RESULTS, { recursive: true });
+  const file = join(RESULTS, `calibrate-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), settings: { rounds: ROUNDS, slices: SLICES, sliceS: SLICE_S, connections: CONNECTIONS }, summary, rounds: rows }, null, 2));
+  console.log(`results: ${file}`);
+}
+
+(flags.calibrate ? calibrate() : main()).catch(async (e) => {
   console.error(e);
   await Promise.all([...live].map((c) => c.stop()));
   process.exit(1);

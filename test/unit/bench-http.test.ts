@@ -44,7 +44,7 @@ describe('same-run ratios', () => {
     expect(r.refused).toBe(1);
   });
 
-  it('refuses a round whose ceiling took more than 1.25x the fastest ceiling\'s CPU per request: the machine slowed', () => {
+  it('refuses a round whose ceiling took more than 1.25x the median ceiling\'s CPU per request: the machine slowed', () => {
     const r = sameRunRatios([
       { ceiling: run(100, 2, false, 10), route: run(70, 3, false, 14), outcome: run(70, 2) },
       { ceiling: run(50, 2, false, 19.2), route: run(30, 3, false, 33), outcome: run(30, 2) }, // 1.92x: slowed
@@ -54,6 +54,18 @@ describe('same-run ratios', () => {
     expect(r.route).toEqual([0.7, 66 / 95]);
     expect(r.refused).toBe(2);
     expect(r.slowed).toBe(1);
+  });
+
+  it('does not refuse the usual rounds because one round ran on a host that had sped up', () => {
+    const r = sameRunRatios([
+      { ceiling: run(89, 2, false, 11.2), route: run(64, 3, false, 15.5), outcome: run(65, 2) },
+      { ceiling: run(88, 2, false, 11.3), route: run(65, 3, false, 15.3), outcome: run(62, 2) },
+      { ceiling: run(90, 2, false, 11.1), route: run(77, 3, false, 12.8), outcome: run(75, 2) },
+      { ceiling: run(101, 2, false, 9.8), route: run(73, 3, false, 13.7), outcome: run(80, 2) },
+      { ceiling: run(128, 2, false, 7.5), route: run(99, 3, false, 10.1), outcome: run(95, 2) }, // fast: 0.67x the median
+    ]);
+    expect(r.refused).toBe(0);
+    expect(r.route).toHaveLength(5);
   });
 });
 
