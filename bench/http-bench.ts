@@ -18,15 +18,16 @@
  * - Rule-set sizes against each other: the first size's service stays up (idle) while the
  *   larger sizes run, and each of their rounds adds a route run on it ("reference"), slice by
  *   slice after their own: "route / route at <first> rules" is the median of those same-round
- *   ratios. (The
- *   machine's speed drifts by a fifth between sections minutes apart; the ceiling drifts with it.)
+ *   ratios. (The machine's speed drifts by a fifth between sections minutes apart; the ceiling
+ *   drifts with it.)
  * - Disturbance: the CPU every other process on the machine used during each run is measured
  *   from /proc, and so is the time the hypervisor gave to other guests (steal, /proc/stat),
  *   summed over the run's slices. A round whose ceiling run saw more than
  *   BENCH_DISTURBED_CORES of both (default 0.15 of a core) is retried (up to
  *   BENCH_MAX_ATTEMPTS per round) and, if still disturbed, gets no ratio. So does a round
  *   whose ceiling run took more than 1.25× the CPU per request of the rule set's median
- *   ceiling run: the host slowed the machine without steal showing (same-run.ts). The 1-minute load average is printed beside every run.
+ *   ceiling run: the host slowed the machine without steal showing (same-run.ts). The
+ *   1-minute load average is printed beside every run.
  * - Scrape and evaluation cycle (at BENCH_CYCLE_RULES, default 1,000 rules): route p99 in
  *   runs before any outcome exists (the cycle has nothing to evaluate), then again after an
  *   outcome was reported for every rule of every tenant, while /metrics/ is scraped every
