@@ -1,13 +1,22 @@
 /**
  * `node dist/bench/compare-builds.js <other dist/src/main.js>`: server CPU per request of this
  * build against another build of the service (e.g. a copy of dist/ from before a change), on
- * the same seeded data, pinned like `npm run bench`, runs interleaved A B A B. On a machine
- * too busy for throughput ratios, CPU per request of two builds measured side by side is the
- * comparison that survives: both suffer the same neighbours.
- *   BENCH_ROUNDS (5), BENCH_DURATION_S (5), BENCH_PROFILE_RULES (1000)
+ * the same seeded data (a copy each: a data directory has one owner), pinned like `npm run
+ * bench`. CPU per request of two builds measured side by side is the comparison that survives
+ * a busy machine: both suffer the same neighbours.
+ *
+ * Both services run at once; the one not being measured is stopped (SIGSTOP), so its timers,
+ * evaluation cycle and GC take nothing from the measured one's core. A round is BENCH_SLICES
+ * pairs of 1 s wrk runs, in the order A B, B A, A B… (a drift of the host's speed within the
+ * round falls on both alike): the host here drifts by ±15% over seconds, and runs of 5 s in
+ * fresh processes, one build after the other, compared the host at two moments as much as the
+ * builds (the same code came out 0.84× and 1.11×). The summary is the median of the rounds'
+ * ratios and their range: `npm run bench -- --calibrate` shows what a range means on the
+ * machine at hand.
+ *   BENCH_ROUNDS (7), BENCH_SLICES (6), BENCH_PROFILE_RULES (1000)
  */
 import './lib/quiet-gc.js'; // first: restarts this process with the memory reducer off (see there)
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { processCpuS } from './lib/cpu-usage.js';
@@ -16,51 +25,99 @@ import { DIST, startChild, type Child } from './lib/processes.js';
 import { apiKeysFor, outcomeRequests, routeRequests, sampleRules, type BenchRequest } from './lib/requests.js';
 import { median } from './lib/scenario-metrics.js';
 import { seed } from './lib/seed.js';
-import { requireWrk, runWrk } from './lib/wrk.js';
+import { pinSelf, requireWrk, runWrk } from './lib/wrk.js';
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+const SLICES = Number(process.env.BENCH_SLICES ?? 6);
 const RULES = Number(process.env.BENCH_PROFILE_RULES ?? 1000);
 
-async function cpuPerRequest(svc: Child, reqs: readonly BenchRequest[]): Promise<{ us: number; rps: number }> {
-  const c0 = processCpuS(svc.proc.pid!) ?? NaN;
-  const w = await runWrk({ url: svc.url, requests: reqs, durationS: DURATION_S, connections: 64, cpus: '0' });
-  if (w.non2xx > 0 || w.errors > 0) throw new Error(`${w.non2xx} non-2xx answers, ${w.errors} errors`);
-  return { us: (((processCpuS(svc.proc.pid!) ?? NaN) - c0) / w.requests) * 1e6, rps: w.rps };
+interface Tally {
+  requests: number;
+  cpuS: number;
+  seconds: number;
 }
+
+/** One 1 s run on `svc`, woken for it and stopped after it, added to `into`. */
+async function slice(svc: Child, reqs: readonly BenchRequest[], into: Tally): Promise<void> {
+  svc.proc.kill('SIGCONT');
+  try {
+    const c0 = processCpuS(svc.proc.pid!) ?? NaN;
+    const w = await runWrk({ url: svc.url, requests: reqs, durationS: 1, connections: 64, cpus: '0' });
+    if (w.non2xx > 0 || w.errors > 0) throw new Error(`${w.non2xx} non-2xx answers, ${w.errors} errors`);
+    into.cpuS += (processCpuS(svc.proc.pid!) ?? NaN) - c0;
+    into.requests += w.requests;
+    into.seconds += w.durationS;
+  } finally {
+    svc.proc.kill('SIGSTOP');
+  }
+}
+
+const usPerRequest = (t: Tally) => (t.cpuS / t.requests) * 1e6;
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
 
 async function main(): Promise<void> {
   requireWrk();
   const other = process.argv[2];
   if (!other) throw new Error('usage: compare-builds.js <path to the other build\'s dist/src/main.js>');
-  const dir = mkdtempSync(join(tmpdir(), 'prbench-'));
-  const { tenants, rules } = await seed(dir, { rules: RULES, tenants: 5 });
+  pinSelf('0'); // with the generator, off the services' core
+  const work = mkdtempSync(join(tmpdir(), 'prbench-'));
+  const seeded = join(work, 'seed');
+  const { tenants, rules } = await seed(seeded, { rules: RULES, tenants: 5 });
   const sample = sampleRules(rules);
-  const env = { SERVICE_DATA_DIR: dir, SERVICE_API_KEYS: apiKeysFor(tenants), SERVICE_RATE_LIMIT_RPS: '0' };
+  const env = (dir: string) => ({ SERVICE_DATA_DIR: dir, SERVICE_API_KEYS: apiKeysFor(tenants), SERVICE_RATE_LIMIT_RPS: '0' });
   const paths: Record<string, BenchRequest[]> = {
     route: routeRequests(sample, tenants.length),
     outcome: outcomeRequests(sample.slice(0, 50), 1).map((q, i) => ({ ...q, headers: { 'x-api-key': `key${i % tenants.length}` } })),
   };
+  const builds: [string, string][] = [
+    ['other', other],
+    ['this', join(DIST, 'src/main.js')],
+  ];
+  const services: Child[] = [];
   const rows: Record<string, string | number>[] = [];
-  for (const [name, reqs] of Object.entries(paths)) {
-    // One at a time (both hold the data directory's lock): A, B, A, B, each a fresh process.
-    const a: number[] = [];
-    const b: number[] = [];
-    for (let round = 1; round <= ROUNDS; round++) {
-      for (const [label, script, into] of [['other', other, a], ['this', join(DIST, 'src/main.js'), b]] as const) {
-        const svc = await startChild(script, env, 120_000, { cpus: '1' });
-        await runWrk({ url: svc.url, requests: reqs, durationS: 2, connections: 64, cpus: '0' });
-        const m = await cpuPerRequest(svc, reqs);
-        await svc.stop();
-        into.push(m.us);
-        rows.push({ path: name, round, build: label, 'server µs/req': Math.round(m.us * 100) / 100, 'req/s': Math.round(m.rps) });
-      }
+  try {
+    for (const [label, script] of builds) {
+      const dir = join(work, label);
+      cpSync(seeded, dir, { recursive: true });
+      const svc = await startChild(script, env(dir), 120_000, { cpus: '1' });
+      services.push(svc);
+      svc.proc.kill('SIGSTOP');
     }
-    const ratios = a.map((x, i) => b[i] / x);
-    rows.push({ path: name, round: 'median', build: 'this / other', 'server µs/req': Math.round(median(ratios)! * 1000) / 1000, 'req/s': '' });
+    const [a, b] = services;
+    for (const [name, reqs] of Object.entries(paths)) {
+      for (const svc of services) {
+        svc.proc.kill('SIGCONT');
+        await runWrk({ url: svc.url, requests: reqs, durationS: 2, connections: 64, cpus: '0' }); // JIT warm-up, not counted
+        svc.proc.kill('SIGSTOP');
+      }
+      const ratios: number[] = [];
+      for (let round = 1; round <= ROUNDS; round++) {
+        const ta: Tally = { requests: 0, cpuS: 0, seconds: 0 };
+        const tb: Tally = { requests: 0, cpuS: 0, seconds: 0 };
+        for (let i = 0; i < SLICES; i++) {
+          if (i % 2 === 0) {
+            await slice(a, reqs, ta);
+            await slice(b, reqs, tb);
+          } else {
+            await slice(b, reqs, tb);
+            await slice(a, reqs, ta);
+          }
+        }
+        const ratio = usPerRequest(tb) / usPerRequest(ta);
+        ratios.push(ratio);
+        const row = { path: name, round, 'other µs/req': r3(usPerRequest(ta)), 'this µs/req': r3(usPerRequest(tb)), 'this / other': r3(ratio), 'other req/s': Math.round(ta.requests / ta.seconds), 'this req/s': Math.round(tb.requests / tb.seconds) };
+        rows.push(row);
+        console.log(table([row]));
+      }
+      rows.push({ path: name, round: 'median', 'other µs/req': '', 'this µs/req': '', 'this / other': r3(median(ratios)!), 'other req/s': `range ${r3(Math.min(...ratios))}-${r3(Math.max(...ratios))}`, 'this req/s': `lower in ${ratios.filter((x) => x < 1).length} of ${ratios.length}` });
+    }
+  } finally {
+    for (const svc of services) svc.proc.kill('SIGCONT');
+    await Promise.all(services.map((s) => s.stop()));
+    rmSync(work, { recursive: true, force: true });
   }
-  console.log(table(rows));
-  rmSync(dir, { recursive: true, force: true });
+  console.log('\nServer CPU per request, this build over the other (1 s slices, alternated; the idle service stopped):');
+  console.log(table(rows.filter((r) => r.round === 'median')));
 }
 
 main().catch((e) => {
