@@ -106,7 +106,6 @@ interface Run {
   round: number;
   /** The wrk runs (slices) this run is made of, pooled: requests over their time, percentiles over all their requests. */
   slices: number;
-  requests: number;
   rps: number;
   p50Ms: number;
   p99Ms: number;
@@ -171,7 +170,6 @@ function pooled(target: Run['target'], rules: number, round: number, slices: rea
     rules,
     round,
     slices: slices.length,
-    requests,
     rps: requests / seconds,
     p50Ms: pooledPercentileMs(latencies, 50),
     p99Ms: pooledPercentileMs(latencies, 99),

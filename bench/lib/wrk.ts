@@ -149,7 +149,8 @@ export function runWrk(o: WrkOptions): Promise<WrkResult> {
       const json = /WRKJSON (\{.*\})/.exec(out);
       const stat = /SHSTAT (.*)/.exec(out);
       const quantiles = /WRKQUANTILES (.*)/.exec(out);
-      if (!json || !stat) return reject(new Error(`wrk failed: ${err || out}`));
+      // The quantile line is the hook's own: a run without it would pool as no requests at all.
+      if (!json || !stat || !quantiles) return reject(new Error(`wrk failed: ${err || out}`));
       const w = JSON.parse(json[1]) as { requests: number; duration_us: number; p50_us: number; p99_us: number; status: number; other_errors: number };
       const f = stat[1].slice(stat[1].lastIndexOf(')') + 2).split(' ');
       const generatorCpuS = (Number(f[13]) + Number(f[14])) / 100; // cutime + cstime of the shell
@@ -160,7 +161,7 @@ export function runWrk(o: WrkOptions): Promise<WrkResult> {
         rps: w.requests / durationS,
         p50Ms: w.p50_us / 1000,
         p99Ms: w.p99_us / 1000,
-        latency: quantiles ? parseQuantiles(quantiles[1], w.requests) : { count: 0, us: [] },
+        latency: parseQuantiles(quantiles[1], w.requests),
         non2xx: w.status,
         errors: w.other_errors,
         generatorCpuS,
