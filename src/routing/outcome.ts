@@ -56,10 +56,10 @@ export function recordReportedOutcome(tables: SharedTables, tenant: Tenant, repo
   let run: number;
   if (kind === OutcomeKind.TechError || kind === OutcomeKind.Timeout) {
     run = Atomics.add(seg.ruleI32, runField, 1) + 1;
-    if (run === 1) rule.runStartedAt[k] = startedAt;
+    if (run === 1) (rule.runStartedAt ??= [0, 0])[k] = startedAt;
   } else {
     run = Atomics.load(seg.ruleI32, runField);
-    if (run === 0 || startedAt >= rule.runStartedAt[k]) {
+    if (run === 0 || rule.runStartedAt === null || startedAt >= rule.runStartedAt[k]) {
       run = 0;
       Atomics.store(seg.ruleI32, runField, 0);
     }

@@ -50,7 +50,7 @@ export function carryEngineState(tables: SharedTables, from: LiveRule, to: LiveR
     if (newSeg.procF64[dst + PF_LAST_EVAL_MS] > 0) evaluated = true;
     newSeg.ruleI32[nib + WINDOW_FIELD[k]] = oldSeg.ruleI32[oib + WINDOW_FIELD[o]];
     Atomics.store(newSeg.ruleI32, nib + RUN_FIELD[k], Atomics.load(oldSeg.ruleI32, oib + RUN_FIELD[o]));
-    to.runStartedAt[k] = from.runStartedAt[o];
+    if (from.runStartedAt !== null) (to.runStartedAt ??= [0, 0])[k] = from.runStartedAt[o];
   }
   // The windows now belong to the new slot: freeing the old one must not recycle them.
   const kept = new Set([newSeg.ruleI32[nib + RI_WINDOW_PRIMARY], newSeg.ruleI32[nib + RI_WINDOW_SECONDARY]]);

@@ -7,8 +7,9 @@
  * - `created_at` (and any string of 13 characters or more) is a slice of the whole record's
  *   decoded text (msgpackr's native string extraction), which keeps that ~190-byte text alive;
  * - the properties sit outside the object (a separate property array).
- * Here short strings are interned, long ones copied flat, and the record is a plain object
- * literal with every field inside it. Values are unchanged, so nothing that reads a record
+ * Here short strings are interned, long ones copied flat (a timestamp equal to the last one
+ * shares its string), and the record is a plain object literal with every field inside it.
+ * Values are unchanged, so nothing that reads a record
  * can tell; only a store that keeps its own objects (PostgreSQL's in-memory copy,
  * `Collection.retainsValues`) is left alone, since copying its records would double them.
  */
@@ -45,6 +46,16 @@ export function internString(s: string): string {
   return flat;
 }
 
+/**
+ * The last timestamp kept: rules created together (an onboarding, rules loaded in the order
+ * they were written) share one string object instead of ~40 bytes each.
+ */
+let lastStamp = '';
+function sharedStamp(s: string): string {
+  if (s !== lastStamp) lastStamp = flatString(s);
+  return lastStamp;
+}
+
 /** Number of distinct strings held (tests). */
 export function internedCount(): number {
   return interned.size;
@@ -62,7 +73,7 @@ export function compactRecord(r: RuleRecord): RuleRecord {
       secondary_id: internString(r.secondary_id),
       secondary_name: internString(r.secondary_name),
       primary_weight: r.primary_weight,
-      created_at: flatString(r.created_at),
+      created_at: sharedStamp(r.created_at),
     };
   }
   return {
@@ -73,7 +84,7 @@ export function compactRecord(r: RuleRecord): RuleRecord {
     secondary_id: internString(r.secondary_id),
     secondary_name: internString(r.secondary_name),
     primary_weight: r.primary_weight,
-    created_at: flatString(r.created_at),
-    updated_at: flatString(r.updated_at),
+    created_at: sharedStamp(r.created_at),
+    updated_at: sharedStamp(r.updated_at),
   };
 }

@@ -23,12 +23,13 @@ type Guard = <T>(write: () => Promise<T>) => Promise<T>;
 
 class LmdbCollection<V> implements Collection<V> {
   /**
-   * The `uniqueBy` index, tenant + NUL + unique key → id, built at first use. This process is
-   * the store's only writer (the data directory lock), so the index is updated when a write is
+   * The `uniqueBy` index, tenant → unique key → id, built at first use. This process is the
+   * store's only writer (the data directory lock), so the index is updated when a write is
    * issued, before it commits: a second write issued meanwhile sees the first. A failed commit
-   * drops the index (rebuilt from the store at next use).
+   * drops the index (rebuilt from the store at next use). One map per tenant rather than one
+   * keyed by tenant + key: at 100,000 rules the joined keys were ~90 bytes a rule.
    */
-  private uniqueIndex: Map<string, string> | null = null;
+  private uniqueIndex: Map<string, Map<string, string>> | null = null;
   /** Ids whose insert is issued but not yet committed. */
   private readonly inserting = new Set<string>();
 
@@ -46,16 +47,22 @@ class LmdbCollection<V> implements Collection<V> {
     return this.bytes && value instanceof Uint8Array ? asBinary(msgpackBin(value)) : value;
   }
 
-  private index(): Map<string, string> {
+  /** The tenant's part of the `uniqueBy` index (unique key → id), built with the rest at first use. */
+  private index(tenantId: string): Map<string, string> {
     if (this.uniqueIndex === null) {
-      const idx = new Map<string, string>();
-      for (const { tenantId, id, value } of this.listAll()) {
+      const all = new Map<string, Map<string, string>>();
+      for (const { tenantId: t, id, value } of this.listAll()) {
         const u = this.uniqueBy!(value);
-        if (u !== null && !idx.has(`${tenantId}\u0000${u}`)) idx.set(`${tenantId}\u0000${u}`, id);
+        if (u === null) continue;
+        let idx = all.get(t);
+        if (idx === undefined) all.set(t, (idx = new Map()));
+        if (!idx.has(u)) idx.set(u, id);
       }
-      this.uniqueIndex = idx;
+      this.uniqueIndex = all;
     }
-    return this.uniqueIndex;
+    let idx = this.uniqueIndex.get(tenantId);
+    if (idx === undefined) this.uniqueIndex.set(tenantId, (idx = new Map()));
+    return idx;
   }
 
   /**
@@ -64,16 +71,16 @@ class LmdbCollection<V> implements Collection<V> {
    */
   claimUnique(tenantId: string, id: string, value: V | undefined): void {
     if (!this.uniqueBy) return;
-    const idx = this.index();
+    const idx = this.index(tenantId);
     const old = this.db.get([tenantId, id]) as V | undefined;
     const oldKey = old === undefined ? null : this.uniqueBy(old);
     const newKey = value === undefined ? null : this.uniqueBy(value);
     if (newKey !== null) {
-      const holder = idx.get(`${tenantId}\u0000${newKey}`);
+      const holder = idx.get(newKey);
       if (holder !== undefined && holder !== id) throw new StoreConflict('unique', this.name, tenantId, id, holder);
     }
-    if (oldKey !== null && idx.get(`${tenantId}\u0000${oldKey}`) === id) idx.delete(`${tenantId}\u0000${oldKey}`);
-    if (newKey !== null) idx.set(`${tenantId}\u0000${newKey}`, id);
+    if (oldKey !== null && idx.get(oldKey) === id) idx.delete(oldKey);
+    if (newKey !== null) idx.set(newKey, id);
   }
 
   /** A write whose unique key was claimed did not commit: the index is rebuilt at next use. */

@@ -26,8 +26,12 @@ export interface RuleRecord {
 export interface LiveRule {
   record: RuleRecord;
   slot: number; // rule slot in the shared tables
-  /** Front thread only: when the first payment of each processor's current technical-failure run started (ms). */
-  runStartedAt: [number, number];
+  /**
+   * Front thread only: when the first payment of each processor's current technical-failure run
+   * started (ms). Null until the rule's first technical failure (reads as [0, 0]): most rules
+   * never have one, and two numbers in an array cost 64 bytes a rule.
+   */
+  runStartedAt: [number, number] | null;
   /** The operator override in force (src/overrides), null when none: the route path applies it. */
   override?: ActiveOverride | null;
   /** The route replies last sent for this rule, made on its first route (routing/rule-replies.ts). */

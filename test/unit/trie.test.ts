@@ -9,6 +9,50 @@ const k = (...a: string[]) => [...a, ...Array(6 - a.length).fill(W)];
 /** Six transaction values: the given ones, then null (no value). */
 const tx = (...v: (string | null)[]) => [...v, ...Array(6 - v.length).fill(null)] as (string | null)[];
 
+describe('RuleTrie: trailing wildcards kept as a tail', () => {
+  it('a rule ending in `*` and rules passing through where it ends: each answers for its own transactions, in either insertion order', () => {
+    const general = k('US', 'USD', 'card');
+    const visa = k('US', 'USD', 'card', 'visa');
+    const recurring = k('US', 'USD', 'card', '*', 'recurring');
+    for (const order of [
+      [general, visa, recurring],
+      [visa, recurring, general],
+      [recurring, general, visa],
+    ]) {
+      const t = new RuleTrie<string>();
+      for (const key of order) expect(t.insert(key, key.join('/'))).toBe(true);
+      expect(t.insert(general, 'again')).toBe(false);
+      expect(t.match(tx('US', 'USD', 'card', 'visa', 'one_time'))).toBe(visa.join('/'));
+      expect(t.match(tx('US', 'USD', 'card', 'amex', 'recurring'))).toBe(recurring.join('/'));
+      expect(t.match(tx('US', 'USD', 'card', 'amex', 'one_time', 'micro'))).toBe(general.join('/'));
+      expect(t.match(tx('US', 'USD', 'card'))).toBe(general.join('/'));
+      expect(t.get(general)).toBe(general.join('/'));
+      // Counted as the chains of nodes the rules stand for, whatever is stored: root, US, USD,
+      // card; {*, visa}; {*/*, */recurring, visa/*}; one leaf under each of those three.
+      expect(t.totalNodes).toBe(4 + 2 + 3 + 3);
+      expect(t.remove(general)).toBe(true);
+      expect(t.match(tx('US', 'USD', 'card', 'amex', 'one_time'))).toBeUndefined();
+      expect(t.match(tx('US', 'USD', 'card', 'visa'))).toBe(visa.join('/'));
+      expect(t.remove(visa)).toBe(true);
+      expect(t.remove(recurring)).toBe(true);
+      expect(t.totalNodes).toBe(1);
+    }
+  });
+
+  it('the all-wildcard rule matches any transaction, and gives way to any more specific one', () => {
+    const t = new RuleTrie<string>();
+    expect(t.insert(k(), 'any')).toBe(true);
+    expect(t.totalNodes).toBe(7);
+    expect(t.match(tx('GB', 'GBP'))).toBe('any');
+    expect(t.match(tx(null, null, null, null, null, null))).toBe('any');
+    expect(t.insert(k('GB'), 'gb')).toBe(true);
+    expect(t.match(tx('GB', 'GBP'))).toBe('gb');
+    expect(t.match(tx('FR', 'EUR'))).toBe('any');
+    expect(t.remove(k())).toBe(true);
+    expect(t.match(tx('FR', 'EUR'))).toBeUndefined();
+  });
+});
+
 describe('RuleTrie insert/get/remove', () => {
   it('starts with the root only', () => {
     const t = new RuleTrie<string>();
