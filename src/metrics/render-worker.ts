@@ -14,7 +14,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { Bursts } from '../engine/worker/bursts.js';
 import { detachOneBuffer } from '../detach-protector.js';
 import { lowerThreadPriority } from '../engine/worker/priority.js';
-import { gzipInPieces } from './gzip-pieces.js';
+import { GzipWriter } from './gzip-pieces.js';
 import { ruleSegmentViews, type RuleSegmentViews } from '../shm/layout.js';
 import type { FromRenderThread, RenderRequest, RenderThreadData } from './render-protocol.js';
 import { ruleFamilyChunks, type RenderTenant, type RuleColumns } from './rule-families.js';
@@ -32,29 +32,10 @@ const newState = (): RenderState => ({ segs: [], catalogue: new Map() });
 /** The service's tables (the warm-up renders its own, on a state of its own). */
 const service = newState();
 
-/**
- * The text's bytes, in one buffer kept from one rendering to the next (grown when needed): the
- * size of the largest text so far (26 MB at 20,000 active rules at Tier 3) stays with this
- * thread, instead of as many fresh pages every second.
- */
-class ByteWriter {
-  buf = Buffer.allocUnsafeSlow(1 << 20);
-  length = 0;
-
-  write(text: string): void {
-    const need = this.length + Buffer.byteLength(text, 'utf8');
-    if (need > this.buf.length) {
-      const bigger = Buffer.allocUnsafeSlow(Math.max(need, this.buf.length * 2));
-      this.buf.copy(bigger, 0, 0, this.length);
-      this.buf = bigger;
-    }
-    this.length += this.buf.write(text, this.length, 'utf8');
-  }
-}
-
-const out = new ByteWriter();
 const bursts = new Bursts();
 const pause = () => void bursts.pause();
+/** The text goes straight into its gzip member, a piece at a time (the thread sleeps between pieces). */
+const out = new GzipWriter(pause);
 
 /** A buffer that owns its whole ArrayBuffer (small results of zlib may sit in Node's shared pool). */
 function ownBuffer(b: Buffer): ArrayBuffer {
@@ -64,16 +45,16 @@ function ownBuffer(b: Buffer): ArrayBuffer {
   return copy.buffer as ArrayBuffer;
 }
 
-/** `front` then the per-rule families of `tenants`, compressed, in bursts; `out` holds the plain text after. */
+/** `front` then the per-rule families of `tenants`, compressed, in bursts; `out.length` is the plain text's size after. */
 function renderText(front: string, from: readonly RuleSegmentViews[], tenants: readonly RenderTenant[]): Buffer {
   bursts.begin();
-  out.length = 0;
+  out.begin();
   out.write(front);
   for (const chunk of ruleFamilyChunks(from, tenants)) {
     out.write(chunk);
     bursts.pause();
   }
-  return gzipInPieces(out.buf.subarray(0, out.length), pause);
+  return out.finish();
 }
 
 function render(m: RenderRequest, state: RenderState): FromRenderThread {
@@ -104,7 +85,6 @@ function warmUp(): void {
   const state = newState();
   const requests = syntheticRequests(WARM_UP_RENDERINGS);
   for (const m of requests) render(structuredClone(m), state);
-  out.length = 0;
 }
 
 port.on('message', (m: RenderRequest) => {

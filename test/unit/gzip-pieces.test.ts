@@ -4,7 +4,7 @@
  */
 import { gunzipSync, inflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { gzipInPieces, PIECE_BYTES } from '../../src/metrics/gzip-pieces.js';
+import { GzipWriter, gzipInPieces, PIECE_BYTES } from '../../src/metrics/gzip-pieces.js';
 
 function text(bytes: number): Buffer {
   const lines: string[] = [];
@@ -35,5 +35,42 @@ describe('gzipInPieces', () => {
     const whole = gzipInPieces(t, () => {}, t.length);
     const pieces = gzipInPieces(t, () => {});
     expect(pieces.length).toBeLessThan(whole.length * 1.1);
+  });
+});
+
+describe('GzipWriter', () => {
+  // Strings as the render thread writes them: chunks of any size, some with multi-byte
+  // characters (a label value may hold any text), some larger than a piece.
+  const chunks = (sizes: number[]) => sizes.map((n, i) => (i % 3 === 0 ? 'é€😀x' : 'abc\n').repeat(Math.ceil(n / 4)).slice(0, n));
+
+  it.each([
+    ['nothing', []],
+    ['one short chunk', [10]],
+    ['chunks filling exactly one piece', [PIECE_BYTES / 2, PIECE_BYTES / 2]],
+    ['chunks across pieces', [1000, PIECE_BYTES - 7, 3 * PIECE_BYTES + 5, 1, 20_000]],
+    ['many small chunks', Array(500).fill(777)],
+  ])('%s: one member holding exactly the text written, compressed a piece at a time', (_, sizes) => {
+    const parts = chunks(sizes as number[]);
+    const plain = Buffer.from(parts.join(''), 'utf8');
+    let calls = 0;
+    const w = new GzipWriter(() => calls++);
+    w.begin();
+    for (const p of parts) w.write(p);
+    expect(w.length).toBe(plain.length);
+    const gz = w.finish();
+    expect(gunzipSync(gz).equals(plain)).toBe(true);
+    expect(gz.readUInt32LE(gz.length - 4)).toBe(plain.length);
+    expect(inflateRawSync(gz.subarray(10, gz.length - 8)).equals(plain)).toBe(true);
+    expect(calls).toBe(Math.max(0, Math.ceil(plain.length / PIECE_BYTES) - 1));
+  });
+
+  it('starts afresh at begin(): a second member holds only its own text', () => {
+    const w = new GzipWriter(() => {});
+    w.begin();
+    w.write('x'.repeat(3 * PIECE_BYTES));
+    w.finish();
+    w.begin();
+    w.write('second\n');
+    expect(gunzipSync(w.finish()).toString()).toBe('second\n');
   });
 });
