@@ -16,7 +16,8 @@ export interface ScrapeLoopResult {
   cpuMsPerScrape: number;
 }
 
-function scrapeOnce(url: string): Promise<number> {
+/** One GET /metrics/ asking for gzip; resolves with the status once the answer is read (and dropped). */
+export function scrapeOnce(url: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request(`${url}/metrics/`, { headers: { 'accept-encoding': 'gzip' } }, (res) => {
       res.on('error', reject);
