@@ -16,7 +16,7 @@
  * (file-backed: node's own code and LMDB's map). The service runs in its default
  * configuration (Tier 3, so every rule has its failure probability in /metrics/).
  *
- *   npm run bench:memory [-- --ways restart,onboard,rules]
+ *   npm run bench:memory [-- --ways restart,onboard,rules] [-- --main <dist/src/main.js>] [-- --malloc-default]
  *   BENCH_MEMORY_RULES=100000 BENCH_MEMORY_ROUTE_S=10
  */
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -42,12 +42,16 @@ const WAYS = ['restart', 'onboard', 'rules'] as const;
 type Way = (typeof WAYS)[number];
 
 const o = parseCli({
-  usage: 'npm run bench:memory [-- --ways restart,onboard,rules]',
+  usage: 'npm run bench:memory [-- --ways restart,onboard,rules] [-- --main <dist/src/main.js>] [-- --malloc-default]',
   summary:
     'RSS of the service with 100,000 rules, for each way rules reach it (in the data directory at start, onboarded, created one by one): ' +
     'at rest, after a full-speed route run and after three /metrics/ scrapes. Table on the terminal, JSON under bench/results/. Needs wrk.',
-  options: { ways: { type: 'string', default: WAYS.join(',') } },
-  help: { ways: `which of ${WAYS.join(', ')} to measure` },
+  options: { ways: { type: 'string', default: WAYS.join(',') }, main: { type: 'string' }, 'malloc-default': { type: 'boolean' } },
+  help: {
+    ways: `which of ${WAYS.join(', ')} to measure`,
+    main: "another build's dist/src/main.js to measure (e.g. a worktree of an earlier commit)",
+    'malloc-default': "run the service with glibc's default malloc settings, not the ones npm start sets (as builds before e61169c were run)",
+  },
   notes: 'Environment: BENCH_MEMORY_RULES (100000), BENCH_MEMORY_ROUTE_S (10), BENCH_SERVER_CPU (1), BENCH_GENERATOR_CPU (0).',
 });
 const ways = o.ways.split(',') as Way[];
@@ -58,6 +62,9 @@ for (const w of ways) {
   }
 }
 
+const MAIN = o.main ?? join(DIST, 'src/main.js');
+// An empty value counts as set (processes.ts adds nothing to it): glibc then keeps its defaults.
+const mallocEnv: Record<string, string> = o['malloc-default'] ? { GLIBC_TUNABLES: '' } : {};
 const KEY = 'key0';
 const METHODS = ['card', 'wallet', 'bank_transfer', 'bnpl'];
 const CARDS = ['visa', 'mastercard', 'amex', '*'];
@@ -117,13 +124,13 @@ const route = (body: string): BenchRequest => ({ method: 'POST', path: '/v1/rout
 
 /** Starts the service for `way` with its rules in; returns it and the route requests it answers. */
 async function loaded(way: Way, dir: string): Promise<{ svc: Child; routes: BenchRequest[] }> {
-  const env = { SERVICE_DATA_DIR: dir, SERVICE_API_KEYS: `${KEY}:t0`, SERVICE_RATE_LIMIT_RPS: '0' };
+  const env = { ...mallocEnv, SERVICE_DATA_DIR: dir, SERVICE_API_KEYS: `${KEY}:t0`, SERVICE_RATE_LIMIT_RPS: '0' };
   if (way === 'restart') {
     const { tenants, rules } = await seed(dir, { rules: RULES, tenants: 5 });
-    const svc = await startChild(join(DIST, 'src/main.js'), { ...env, SERVICE_API_KEYS: apiKeysFor(tenants) }, 300_000, { cpus: SERVER_CPU });
+    const svc = await startChild(MAIN, { ...env, SERVICE_API_KEYS: apiKeysFor(tenants) }, 300_000, { cpus: SERVER_CPU });
     return { svc, routes: routeRequests(sampleRules(rules), tenants.length) };
   }
-  const svc = await startChild(join(DIST, 'src/main.js'), env, 300_000, { cpus: SERVER_CPU });
+  const svc = await startChild(MAIN, env, 300_000, { cpus: SERVER_CPU });
   try {
     return { svc, routes: await created(way, svc) };
   } catch (e) {
@@ -194,7 +201,8 @@ async function main(): Promise<void> {
   console.log(table(rows));
   mkdirSync(RESULTS, { recursive: true });
   const file = join(RESULTS, `memory-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), settings: { rules: RULES, routeS: ROUTE_S, serverCpu: SERVER_CPU, generatorCpu: GENERATOR_CPU }, rows }, null, 2));
+  const settings = { rules: RULES, routeS: ROUTE_S, serverCpu: SERVER_CPU, generatorCpu: GENERATOR_CPU, main: MAIN, mallocDefault: o['malloc-default'] === true };
+  writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), settings, rows }, null, 2));
   console.log(`results: ${file}`);
 }
 

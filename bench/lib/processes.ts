@@ -16,8 +16,12 @@ export const DIST = fileURLToPath(new URL('../../', import.meta.url)); // dist/
  */
 export const MALLOC_TUNABLE = 'glibc.malloc.mmap_threshold=131072';
 
-/** GLIBC_TUNABLES with the service's malloc setting added to what `env` already holds. */
+/**
+ * GLIBC_TUNABLES with the service's malloc setting added to what `env` already holds; a value
+ * set but empty is left empty (glibc's defaults: a benchmark of how builds were run before).
+ */
 export function withMallocTunable(env: NodeJS.ProcessEnv): string {
+  if (env.GLIBC_TUNABLES === '') return '';
   return env.GLIBC_TUNABLES ? `${env.GLIBC_TUNABLES}:${MALLOC_TUNABLE}` : MALLOC_TUNABLE;
 }
 

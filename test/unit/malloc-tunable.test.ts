@@ -20,6 +20,7 @@ describe('the malloc setting', () => {
     expect(expand({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' })).toBe(`glibc.malloc.arena_max=2:${MALLOC_TUNABLE}`);
     expect(withMallocTunable({})).toBe(MALLOC_TUNABLE);
     expect(withMallocTunable({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' })).toBe(`glibc.malloc.arena_max=2:${MALLOC_TUNABLE}`);
+    expect(withMallocTunable({ GLIBC_TUNABLES: '' })).toBe(''); // bench:memory --malloc-default
   });
 
   it('the Docker image sets the same', () => {
