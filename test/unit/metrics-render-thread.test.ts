@@ -12,7 +12,7 @@ import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LabelCatalogue } from '../../src/metrics/label-catalogue.js';
 import { Metrics } from '../../src/metrics/registry.js';
-import { RenderThread, RESTART_DELAY_MS } from '../../src/metrics/render-thread.js';
+import { RENDER_YOUNG_GENERATION_MB, RenderThread, RESTART_DELAY_MS } from '../../src/metrics/render-thread.js';
 import { ruleFamilyChunks } from '../../src/metrics/rule-families.js';
 import type { Scrape } from '../../src/metrics/scrape-cache.js';
 import { ScrapeRenderer } from '../../src/metrics/scrape-renderer.js';
@@ -71,6 +71,9 @@ describe('metrics render thread', () => {
     }
     expect(await renderings(metrics)).toEqual({ render: 3, front: 0 });
     expect(thread.failures).toBe(0);
+    // Its young generation is capped: a rendering's text is all short-lived strings, and an
+    // uncapped young generation grew to V8's maximum for them and stayed (README, Memory).
+    expect(thread.worker!.resourceLimits?.maxYoungGenerationSizeMb).toBe(RENDER_YOUNG_GENERATION_MB);
   });
 
   it('after its JIT warm-up on synthetic tables, renders the real state exactly, with none of the synthetic rules', async () => {
