@@ -11,13 +11,14 @@
  *   transaction type and amount tier too), the spec's rule input with names and a weight.
  *
  * For each: RSS once the rules are in (after 5 s at rest), after a full-speed run of
- * `POST /v1/route` (wrk, BENCH_MEMORY_ROUTE_S, pinned as `npm run bench` pins), and after three
- * `GET /metrics/` scrapes (gzip, as Prometheus asks), with the anonymous / file-backed split
- * (file-backed: node's own code and LMDB's map). The service runs in its default
- * configuration (Tier 3, so every rule has its failure probability in /metrics/).
+ * `POST /v1/route` (wrk, BENCH_MEMORY_ROUTE_S, pinned as `npm run bench` pins), and after
+ * BENCH_MEMORY_SCRAPES (10) `GET /metrics/` scrapes a second apart (gzip, as Prometheus
+ * asks), with the anonymous / file-backed split (file-backed: node's own code and LMDB's
+ * map). The service runs in its default configuration (Tier 3, so every rule has its failure
+ * probability in /metrics/).
  *
  *   npm run bench:memory [-- --ways restart,onboard,rules] [-- --main <dist/src/main.js>] [-- --malloc-default]
- *   BENCH_MEMORY_RULES=100000 BENCH_MEMORY_ROUTE_S=10
+ *   BENCH_MEMORY_RULES=100000 BENCH_MEMORY_ROUTE_S=10 BENCH_MEMORY_SCRAPES=10
  */
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,6 +36,8 @@ import { pinSelf, requireWrk, runWrk } from './lib/wrk.js';
 
 const RULES = Number(process.env.BENCH_MEMORY_RULES ?? 100_000);
 const ROUTE_S = Number(process.env.BENCH_MEMORY_ROUTE_S ?? 10);
+/** Scrapes, a second apart: what a scrape leaves grows over the first few (the render thread's heap). */
+const SCRAPES = Number(process.env.BENCH_MEMORY_SCRAPES ?? 10);
 const SERVER_CPU = process.env.BENCH_SERVER_CPU ?? '1';
 const GENERATOR_CPU = process.env.BENCH_GENERATOR_CPU ?? '0';
 const RESULTS = fileURLToPath(new URL('../../bench/results/', import.meta.url));
@@ -45,14 +48,14 @@ const o = parseCli({
   usage: 'npm run bench:memory [-- --ways restart,onboard,rules] [-- --main <dist/src/main.js>] [-- --malloc-default]',
   summary:
     'RSS of the service with 100,000 rules, for each way rules reach it (in the data directory at start, onboarded, created one by one): ' +
-    'at rest, after a full-speed route run and after three /metrics/ scrapes. Table on the terminal, JSON under bench/results/. Needs wrk.',
+    'at rest, after a full-speed route run and after ten /metrics/ scrapes. Table on the terminal, JSON under bench/results/. Needs wrk.',
   options: { ways: { type: 'string', default: WAYS.join(',') }, main: { type: 'string' }, 'malloc-default': { type: 'boolean' } },
   help: {
     ways: `which of ${WAYS.join(', ')} to measure`,
     main: "another build's dist/src/main.js to measure (e.g. a worktree of an earlier commit)",
     'malloc-default': "run the service with glibc's default malloc settings, not the ones npm start sets (as builds before e61169c were run)",
   },
-  notes: 'Environment: BENCH_MEMORY_RULES (100000), BENCH_MEMORY_ROUTE_S (10), BENCH_SERVER_CPU (1), BENCH_GENERATOR_CPU (0).',
+  notes: 'Environment: BENCH_MEMORY_RULES (100000), BENCH_MEMORY_ROUTE_S (10), BENCH_MEMORY_SCRAPES (10), BENCH_SERVER_CPU (1), BENCH_GENERATOR_CPU (0).',
 });
 const ways = o.ways.split(',') as Way[];
 for (const w of ways) {
@@ -174,7 +177,7 @@ async function main(): Promise<void> {
       const w = await runWrk({ url: svc.url, requests: routes, durationS: ROUTE_S, connections: 64, cpus: GENERATOR_CPU });
       if (w.non2xx > 0 || w.errors > 0) throw new Error(`${way}: the route run had ${w.non2xx} non-2xx answers and ${w.errors} socket errors`);
       const afterRoutes = rss(svc);
-      for (let i = 0; i < 3; i++) {
+      for (let i = 0; i < SCRAPES; i++) {
         const status = await scrapeOnce(svc.url);
         if (status !== 200) throw new Error(`${way}: /metrics/ answered ${status}`);
         await new Promise((r) => setTimeout(r, 1000));
@@ -188,7 +191,7 @@ async function main(): Promise<void> {
         'at rest MB': mb(rest.rssMb),
         'after routes MB': mb(afterRoutes.rssMb),
         'route req/s': Math.round(w.rps),
-        'after scrapes MB': mb(afterScrapes.rssMb),
+        [`after ${SCRAPES} scrapes MB`]: mb(afterScrapes.rssMb),
         'anon / file MB (after scrapes)': `${mb(afterScrapes.anonMb)} / ${mb(afterScrapes.fileMb)}`,
       });
       console.log(table([rows[rows.length - 1]]));
@@ -201,7 +204,7 @@ async function main(): Promise<void> {
   console.log(table(rows));
   mkdirSync(RESULTS, { recursive: true });
   const file = join(RESULTS, `memory-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  const settings = { rules: RULES, routeS: ROUTE_S, serverCpu: SERVER_CPU, generatorCpu: GENERATOR_CPU, main: MAIN, mallocDefault: o['malloc-default'] === true };
+  const settings = { rules: RULES, routeS: ROUTE_S, scrapes: SCRAPES, serverCpu: SERVER_CPU, generatorCpu: GENERATOR_CPU, main: MAIN, mallocDefault: o['malloc-default'] === true };
   writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), settings, rows }, null, 2));
   console.log(`results: ${file}`);
 }
