@@ -93,11 +93,3 @@ export class GzipWriter {
     if (!last) this.between();
   }
 }
-
-/** `text` as one gzip member, compressed PIECE_BYTES at a time; `between` is called after each piece but the last. */
-export function gzipInPieces(text: Buffer, between: () => void, pieceBytes = PIECE_BYTES): Buffer {
-  if (crc32 === undefined || text.length <= pieceBytes) return zlib.gzipSync(text, { level: GZIP_LEVEL });
-  const w = new GzipWriter(between, pieceBytes);
-  w.writeBytes(text);
-  return w.finish();
-}

@@ -9,9 +9,9 @@
  * - the properties sit outside the object (a separate property array).
  * Here short strings are interned, long ones copied flat (a timestamp equal to the last one
  * shares its string), and the record is a plain object literal with every field inside it.
- * Values are unchanged, so nothing that reads a record
- * can tell; only a store that keeps its own objects (PostgreSQL's in-memory copy,
- * `Collection.retainsValues`) is left alone, since copying its records would double them.
+ * Values are unchanged, so nothing that reads a record can tell; only a store that keeps its
+ * own objects (PostgreSQL's in-memory copy, `Collection.retainsValues`) is left alone, since
+ * copying its records would double them.
  */
 import type { RuleRecord } from '../tenants/tenant.js';
 

@@ -21,6 +21,13 @@ type AnyDb = Database<unknown, (string | number)[]>;
 /** Runs one write; a refused write becomes a catalogued error (507 when the disk is full). */
 type Guard = <T>(write: () => Promise<T>) => Promise<T>;
 
+/** `tenantId`'s map in a per-tenant index, made empty on first use. */
+function tenantPart(index: Map<string, Map<string, string>>, tenantId: string): Map<string, string> {
+  let part = index.get(tenantId);
+  if (part === undefined) index.set(tenantId, (part = new Map()));
+  return part;
+}
+
 class LmdbCollection<V> implements Collection<V> {
   /**
    * The `uniqueBy` index, tenant → unique key → id, built at first use. This process is the
@@ -50,19 +57,17 @@ class LmdbCollection<V> implements Collection<V> {
   /** The tenant's part of the `uniqueBy` index (unique key → id), built with the rest at first use. */
   private index(tenantId: string): Map<string, string> {
     if (this.uniqueIndex === null) {
+      // Built whole before it is kept: a read that fails half-way leaves no partial index.
       const all = new Map<string, Map<string, string>>();
       for (const { tenantId: t, id, value } of this.listAll()) {
         const u = this.uniqueBy!(value);
         if (u === null) continue;
-        let idx = all.get(t);
-        if (idx === undefined) all.set(t, (idx = new Map()));
+        const idx = tenantPart(all, t);
         if (!idx.has(u)) idx.set(u, id);
       }
       this.uniqueIndex = all;
     }
-    let idx = this.uniqueIndex.get(tenantId);
-    if (idx === undefined) this.uniqueIndex.set(tenantId, (idx = new Map()));
-    return idx;
+    return tenantPart(this.uniqueIndex, tenantId);
   }
 
   /**

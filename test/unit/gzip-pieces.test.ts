@@ -1,10 +1,18 @@
 /**
- * gzipInPieces (src/metrics/gzip-pieces.ts): the metrics render thread's compression, piece by
+ * GzipWriter (src/metrics/gzip-pieces.ts): the metrics render thread's compression, piece by
  * piece with a call between pieces, still one gzip member of exactly the text.
  */
 import { gunzipSync, inflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { GzipWriter, gzipInPieces, PIECE_BYTES } from '../../src/metrics/gzip-pieces.js';
+import { GzipWriter, PIECE_BYTES } from '../../src/metrics/gzip-pieces.js';
+
+/** `t` as one member through a GzipWriter, written in one call. */
+function gzipInPieces(t: Buffer, between: () => void, pieceBytes = PIECE_BYTES): Buffer {
+  const w = new GzipWriter(between, pieceBytes);
+  w.begin();
+  w.writeBytes(t);
+  return w.finish();
+}
 
 function text(bytes: number): Buffer {
   const lines: string[] = [];
@@ -17,7 +25,7 @@ function text(bytes: number): Buffer {
   return Buffer.from(lines.join('').slice(0, bytes));
 }
 
-describe('gzipInPieces', () => {
+describe('GzipWriter: a text written whole', () => {
   it.each([1, PIECE_BYTES - 1, PIECE_BYTES, PIECE_BYTES + 1, 5 * PIECE_BYTES + 123])('%i bytes: one member holding exactly the text', (bytes) => {
     const t = text(bytes);
     let calls = 0;
@@ -38,7 +46,7 @@ describe('gzipInPieces', () => {
   });
 });
 
-describe('GzipWriter', () => {
+describe('GzipWriter: a text written as it is rendered', () => {
   // Strings as the render thread writes them: chunks of any size, some with multi-byte
   // characters (a label value may hold any text), some larger than a piece.
   const chunks = (sizes: number[]) => sizes.map((n, i) => (i % 3 === 0 ? 'é€😀x' : 'abc\n').repeat(Math.ceil(n / 4)).slice(0, n));
