@@ -1,5 +1,6 @@
 /** Process entry point: start the service, stop it gracefully on SIGTERM/SIGINT. */
 import { detachOneBuffer } from './detach-protector.js';
+import { limitHeapGrowth } from './heap-growth.js';
 import { writeSync } from 'node:fs';
 import { ConfigError, loadConfig } from './config.js';
 import { log } from './log.js';
@@ -46,6 +47,7 @@ function takeStopSignals(): { started(service: RunningService): void } {
 }
 
 async function main(): Promise<void> {
+  limitHeapGrowth(); // before any thread starts (heap-growth.ts)
   detachOneBuffer(); // before anything of the service is optimised (detach-protector.ts)
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
     writeSync(1, `${usageText()}\n`);
