@@ -4,7 +4,7 @@
  * override that expired, per tenant, with the time, the key that made it (its fingerprint,
  * never the key), the action, the target and the state before and after. Appended after the
  * write committed and before the answer; kept like the failover audit trail (newest 10,000
- * per tenant, at most 90 days; pruned at most once a minute per tenant).
+ * per tenant, at most 90 days; pruned once a minute per tenant, and after every 1,000 entries).
  */
 import { EventRetention } from '../store/retention.js';
 import type { KeyGrant } from '../http/api-keys.js';
@@ -71,7 +71,9 @@ export class AuditTrail {
         return;
       }
     }
-    const pruning = this.retention.maybePrune(tenantId);
+    let appended = 0;
+    for (const e of batch) if (e.tenant_id === tenantId) appended++;
+    const pruning = this.retention.maybePrune(tenantId, appended);
     if (pruning !== null) pruning.catch((e) => log.error('audit pruning failed', { tenant: tenantId, err: String(e) }));
   }
 }

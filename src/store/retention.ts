@@ -3,6 +3,11 @@
  * and none older than FAILOVER_EVENTS_MAX_AGE_MS. Applied at checkpoint time (after an
  * evaluation), at most once per RETENTION_CHECK_MS per tenant, so a flapping processor cannot
  * grow the store without bound and the route path never pays for it.
+ *
+ * A trail written in bursts (the change audit: 100,000 rules created through the API in a
+ * minute) is also pruned once a tenth of `keep` entries were appended since the last pruning:
+ * the once-a-minute bound alone let it reach ~90,000 entries before the first pruning, and LMDB
+ * keeps the pages they took (free for reuse, but in the file and resident).
  */
 import type { Log } from './store.js';
 
@@ -19,6 +24,8 @@ export interface RetentionOptions {
 
 export class EventRetention {
   private readonly lastRun = new Map<string, number>();
+  /** Entries appended since the tenant's last pruning (as its callers report them). */
+  private readonly sinceRun = new Map<string, number>();
   private readonly keep: number;
   private readonly maxAgeMs: number;
   private readonly everyMs: number;
@@ -34,13 +41,26 @@ export class EventRetention {
     this.now = o.now ?? Date.now;
   }
 
-  /** Prunes the tenant's trail if it was not pruned in the last `everyMs`; resolves with how many events went. */
-  maybePrune(tenantId: string): Promise<number> | null {
+  /**
+   * Prunes the tenant's trail if it was not pruned in the last `everyMs`, or if a tenth of `keep`
+   * entries were appended since (`appended`: how many the caller appended since its last call);
+   * resolves with how many events went.
+   */
+  maybePrune(tenantId: string, appended = 0): Promise<number> | null {
     const now = this.now();
     const last = this.lastRun.get(tenantId);
-    if (last !== undefined && now - last < this.everyMs) return null;
+    const since = (this.sinceRun.get(tenantId) ?? 0) + appended;
+    if (last !== undefined && now - last < this.everyMs && since < this.pruneAfterAppends) {
+      this.sinceRun.set(tenantId, since);
+      return null;
+    }
     this.lastRun.set(tenantId, now);
+    this.sinceRun.set(tenantId, 0);
     return this.prune(tenantId, now);
+  }
+
+  private get pruneAfterAppends(): number {
+    return Math.max(1, Math.floor(this.keep / 10));
   }
 
   async prune(tenantId: string, now = this.now()): Promise<number> {

@@ -54,3 +54,39 @@ describe('failover event retention', () => {
     expect(log.newest('a', 10).map((e) => e.value.n)).toEqual([10, 4]);
   });
 });
+
+describe('retention of a trail written in bursts', () => {
+  it('prunes once a tenth of `keep` entries were appended, within the interval', async () => {
+    const log = store().log<{ n: number }>('audit');
+    const now = 1_800_000_000_000;
+    const r = new EventRetention(log, { keep: 20, everyMs: 60_000, now: () => now });
+    await log.append('a', now, { n: 0 });
+    expect(await r.maybePrune('a', 1)).toBe(0); // the first call prunes: nothing to drop
+    let n = 1;
+    for (; n < 29; n++) {
+      await log.append('a', now + n, { n });
+      const pruning = r.maybePrune('a', 1);
+      // every second append (a tenth of 20), not once a minute
+      expect(pruning === null).toBe(n % 2 === 1);
+      if (pruning !== null) await pruning;
+    }
+    expect(log.count('a')).toBe(20);
+    // another tenant's appends do not count for this one
+    expect(r.maybePrune('b', 1)).not.toBeNull();
+    expect(r.maybePrune('a', 1)).toBeNull();
+  });
+
+  it('the change audit prunes as it appends: a burst does not wait for the minute', async () => {
+    const s = store();
+    const { AuditTrail } = await import('../../src/audit/audit-trail.js');
+    const trail = new AuditTrail(s, () => 1_800_000_000_000);
+    const ctx = { grant: { tenantId: 't', keyFingerprint: null } } as never;
+    for (let i = 0; i < 11_500; i++) {
+      await trail.record(ctx, { action: 'rule.created', target_type: 'rule', target_id: `r${i}`, before: null, after: { i } });
+    }
+    await new Promise((r) => setTimeout(r, 50)); // the last pruning's commit
+    // 10,000 kept, plus at most the 1,000 appended since the last pruning
+    expect(trail.entries.count('t')).toBeLessThanOrEqual(11_000);
+    expect(trail.entries.count('t')).toBeGreaterThanOrEqual(10_000);
+  }, 60_000);
+});
