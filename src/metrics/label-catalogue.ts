@@ -41,15 +41,29 @@ export class LabelCatalogue {
 
   private columns(t: Tenant): RuleColumns {
     const n = t.rules.size;
-    const c: RuleColumns = { tenantId: t.id, slots: new Int32Array(n), generations: new Int32Array(n), ruleIds: new Array(n), primaryIds: new Array(n), secondaryIds: new Array(n) };
+    const c: RuleColumns = {
+      tenantId: t.id,
+      slots: new Int32Array(n),
+      generations: new Int32Array(n),
+      ruleIds: new Array(n),
+      processorIds: [],
+      primary: new Int32Array(n),
+      secondary: new Int32Array(n),
+    };
+    const processorIndex = new Map<string, number>();
+    const indexOf = (id: string) => {
+      let x = processorIndex.get(id);
+      if (x === undefined) processorIndex.set(id, (x = c.processorIds.push(id) - 1));
+      return x;
+    };
     let i = 0;
     for (const rule of t.rules.values()) {
       const r = rule.record;
       c.slots[i] = rule.slot;
       c.generations[i] = ruleSegment(this.tables.ruleSegs, rule.slot).ruleI32[ruleI32Base(rule.slot) + RI_GENERATION];
       c.ruleIds[i] = r.rule_id;
-      c.primaryIds[i] = r.primary_id;
-      c.secondaryIds[i] = r.secondary_id;
+      c.primary[i] = indexOf(r.primary_id);
+      c.secondary[i] = indexOf(r.secondary_id);
       i++;
     }
     return c;

@@ -46,8 +46,9 @@ export function syntheticRequests(n: number): RenderRequest[] {
     const slots = new Int32Array(WARM_UP_RENDER_RULES);
     const generations = new Int32Array(WARM_UP_RENDER_RULES);
     const ruleIds: string[] = [];
-    const primaryIds: string[] = [];
-    const secondaryIds: string[] = [];
+    const processorIds = Array.from({ length: 7 }, (_, p) => `p${p}`);
+    const primary = new Int32Array(WARM_UP_RENDER_RULES);
+    const secondary = new Int32Array(WARM_UP_RENDER_RULES);
     for (let r = 0; r < WARM_UP_RENDER_RULES; r++) {
       const self = r % 16 === 15;
       const slot = tables.allocRule(0.9, self);
@@ -56,8 +57,8 @@ export function syntheticRequests(n: number): RenderRequest[] {
       slots[r] = slot;
       generations[r] = seg.ruleI32[ib + RI_GENERATION];
       ruleIds.push(`rule-${t}-${r}`);
-      primaryIds.push(`p${r % 7}`);
-      secondaryIds.push(self ? `p${r % 7}` : `p${(r + 1) % 7}`);
+      primary[r] = r % 7;
+      secondary[r] = self ? r % 7 : (r + 1) % 7;
       if (r % 8 === 7) continue; // no traffic yet: only the prior is shown
       seg.ruleI32[ib + RI_WINDOW_PRIMARY] = 2 * r;
       seg.ruleI32[ib + RI_WINDOW_SECONDARY] = self ? 2 * r : 2 * r + 1;
@@ -77,7 +78,7 @@ export function syntheticRequests(n: number): RenderRequest[] {
         for (let res = 0; res < OUTCOME_RESULTS; res++) seg.ruleF64[fb + RF_OUTCOMES + k * OUTCOME_RESULTS + res] = res === 0 ? 90 + r : r % 4;
       }
     }
-    tenants.push({ tenantId, version: 1, predictionEnabled: t === 0, rules: { tenantId, slots, generations, ruleIds, primaryIds, secondaryIds } });
+    tenants.push({ tenantId, version: 1, predictionEnabled: t === 0, rules: { tenantId, slots, generations, ruleIds, processorIds, primary, secondary } });
   }
   const front = '# HELP service_warm_up a synthetic rendering\n# TYPE service_warm_up gauge\nservice_warm_up 1\n';
   return Array.from({ length: n }, (_, i) => ({
