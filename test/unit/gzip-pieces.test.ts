@@ -72,6 +72,23 @@ describe('GzipWriter: a text written as it is rendered', () => {
     expect(calls).toBe(Math.max(0, Math.ceil(plain.length / PIECE_BYTES) - 1));
   });
 
+  it('a member larger than the compressed bytes it kept so far (incompressible text), then a small one', () => {
+    let seed = 7;
+    const noise = Buffer.alloc(5 * PIECE_BYTES + 99, 0).map(() => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 24);
+    const w = new GzipWriter(() => {});
+    w.begin();
+    w.writeBytes(noise);
+    const big = w.finish();
+    expect(big.length).toBeGreaterThan(noise.length); // stored, not compressed: the kept bytes grew past 64 KB
+    expect(gunzipSync(big).equals(noise)).toBe(true);
+    // The member owns its memory whole (the render thread hands it over by transfer).
+    expect(big.byteOffset).toBe(0);
+    expect(big.buffer.byteLength).toBe(big.length);
+    w.begin();
+    w.write('small\n');
+    expect(gunzipSync(w.finish()).toString()).toBe('small\n');
+  });
+
   it('starts afresh at begin(): a second member holds only its own text', () => {
     const w = new GzipWriter(() => {});
     w.begin();
