@@ -19,6 +19,7 @@ import type { SharedTables } from '../shm/tables.js';
 import { StoreConflict, type Collection, type Store } from '../store/store.js';
 import type { LiveRule, RuleRecord, Tenant } from '../tenants/tenant.js';
 import type { TenantRegistry } from '../tenants/registry.js';
+import { storedRule } from './stored-rule.js';
 
 export const DEFAULT_PRIMARY_WEIGHT = 0.9;
 
@@ -105,7 +106,7 @@ export class RuleService {
   ) {
     // The attributes are unique per tenant: two rules with equal attributes would make routing ambiguous.
     // (A stored record that is not a valid rule has no key: load() skips it anyway.)
-    this.records = store.collection<RuleRecord>('rules', { uniqueBy: (r) => (isRuleRecord(r) ? attributeKey(r.attributes) : null) });
+    this.records = store.collection<RuleRecord>('rules', { uniqueBy: (r) => (isRuleRecord(r) ? attributeKey(r.attributes) : null), storedForm: storedRule });
     store.onRemoteChange<RuleRecord>('rules', (tenantId, ruleId) => this.remoteChanged(tenantId, ruleId));
   }
 

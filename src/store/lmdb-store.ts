@@ -6,7 +6,7 @@
  */
 import { mkdirSync, statfsSync } from 'node:fs';
 import { asBinary, open, type Database, type RootDatabase } from 'lmdb';
-import { StoreConflict, type Collection, type CollectionOptions, type Log, type Store, type WriteBatch } from './store.js';
+import { StoreConflict, type Collection, type CollectionOptions, type Log, type Store, type StoredForm, type WriteBatch } from './store.js';
 import { Quarantine } from './lmdb-quarantine.js';
 import { withUniformShape } from './lmdb-shapes.js';
 import { msgpackBin } from './msgpack-bin.js';
@@ -47,11 +47,21 @@ class LmdbCollection<V> implements Collection<V> {
     private readonly quarantine: Quarantine,
     private readonly uniqueBy?: (value: V) => string | null,
     private readonly bytes = false,
+    private readonly form?: StoredForm<V>,
   ) {}
 
-  /** What lmdb-js is given to put: a byte-string value of a `bytes` collection in its msgpack form (store.ts). */
+  /**
+   * What lmdb-js is given to put: the value's stored form (CollectionOptions.storedForm), or a
+   * byte-string value of a `bytes` collection in its msgpack form (store.ts).
+   */
   stored(value: V): unknown {
+    if (this.form !== undefined) return this.form.toStored(value);
     return this.bytes && value instanceof Uint8Array ? asBinary(msgpackBin(value)) : value;
+  }
+
+  /** A value as read from lmdb-js, back from its stored form. */
+  private read(stored: unknown): V {
+    return this.form !== undefined && stored !== undefined ? this.form.fromStored(stored) : (stored as V);
   }
 
   /** The tenant's part of the `uniqueBy` index (unique key → id), built with the rest at first use. */
@@ -77,7 +87,7 @@ class LmdbCollection<V> implements Collection<V> {
   claimUnique(tenantId: string, id: string, value: V | undefined): void {
     if (!this.uniqueBy) return;
     const idx = this.index(tenantId);
-    const old = this.db.get([tenantId, id]) as V | undefined;
+    const old = this.read(this.db.get([tenantId, id])) as V | undefined;
     const oldKey = old === undefined ? null : this.uniqueBy(old);
     const newKey = value === undefined ? null : this.uniqueBy(value);
     if (newKey !== null) {
@@ -103,11 +113,11 @@ class LmdbCollection<V> implements Collection<V> {
     }
   }
   get(tenantId: string, id: string): V | undefined {
-    return this.db.get([tenantId, id]) as V | undefined;
+    return this.read(this.db.get([tenantId, id]));
   }
   *list(tenantId: string): Iterable<{ id: string; value: V }> {
     for (const { key, value } of this.quarantine.range(this.name, this.db, { start: [tenantId], end: [tenantId, MAX_KEY] })) {
-      yield { id: key[1] as string, value: value as V };
+      yield { id: key[1] as string, value: this.read(value) };
     }
   }
   ids(tenantId: string, limit: number, after?: string): string[] {
@@ -122,7 +132,7 @@ class LmdbCollection<V> implements Collection<V> {
   }
   *listAll(): Iterable<{ tenantId: string; id: string; value: V }> {
     for (const { key, value } of this.quarantine.range(this.name, this.db, {})) {
-      yield { tenantId: key[0] as string, id: key[1] as string, value: value as V };
+      yield { tenantId: key[0] as string, id: key[1] as string, value: this.read(value) };
     }
   }
   async put(tenantId: string, id: string, value: V): Promise<void> {
@@ -327,7 +337,7 @@ export class LmdbStore implements Store {
   collection<V>(name: string, options: CollectionOptions<V> = {}): Collection<V> {
     let c = this.collections.get(name);
     if (!c) {
-      c = new LmdbCollection<V>(this.db(name), this.guard, name, this.quarantine, options.uniqueBy, options.bytes) as LmdbCollection<unknown>;
+      c = new LmdbCollection<V>(this.db(name), this.guard, name, this.quarantine, options.uniqueBy, options.bytes, options.storedForm) as LmdbCollection<unknown>;
       this.collections.set(name, c);
     }
     return c as LmdbCollection<V>;

@@ -82,6 +82,17 @@ export interface CollectionOptions<V> {
    * deoptimised and compiled again (lmdb-shapes.ts). A value of another kind is encoded as usual.
    */
   bytes?: boolean;
+  /**
+   * The form the embedded store writes a value in and reads it back from (rules/stored-rule.ts:
+   * values without their field names). The shared store keeps values as they are.
+   */
+  storedForm?: StoredForm<V>;
+}
+
+/** A value's stored form in the embedded store: `fromStored` also takes whatever an earlier version stored. */
+export interface StoredForm<V> {
+  toStored(value: V): unknown;
+  fromStored(stored: unknown): V;
 }
 
 /** Called with a change another replica committed: the new value, or undefined once removed. */
