@@ -16,11 +16,7 @@ import { setFlagsFromString } from 'node:v8';
 
 export const HEAP_GROWING_PERCENT = 20;
 
-let applied = false;
-
-/** Sets the heap growing factor for the whole process; first thing in main(), before any thread starts. */
+/** Sets the heap growing factor for the whole process (setting it again changes nothing); first thing in main(), before any thread starts. */
 export function limitHeapGrowth(): void {
-  if (applied) return;
-  applied = true;
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
 }

@@ -214,7 +214,7 @@ export class RuleTrie<T> {
     if (depth === ATTRIBUTE_COUNT || node.value !== undefined) return node.value;
     const v = values[depth];
     if (v !== null) {
-      const exact = node.soleKey === v ? node.sole : node.exact !== null ? node.exact[v] : undefined;
+      const exact = exactChild(node, v);
       if (exact) {
         const hit = this.walk(exact, values, depth + 1);
         if (hit !== undefined) return hit;

@@ -27,6 +27,8 @@ export class EventRetention {
   /** Entries appended since the tenant's last pruning (as its callers report them). */
   private readonly sinceRun = new Map<string, number>();
   private readonly keep: number;
+  /** Appends after which a tenant's trail is pruned within the interval: a tenth of `keep`. */
+  private readonly pruneAfterAppends: number;
   private readonly maxAgeMs: number;
   private readonly everyMs: number;
   private readonly now: () => number;
@@ -39,6 +41,7 @@ export class EventRetention {
     this.maxAgeMs = o.maxAgeMs ?? FAILOVER_EVENTS_MAX_AGE_MS;
     this.everyMs = o.everyMs ?? RETENTION_CHECK_MS;
     this.now = o.now ?? Date.now;
+    this.pruneAfterAppends = Math.max(1, Math.floor(this.keep / 10));
   }
 
   /**
@@ -57,10 +60,6 @@ export class EventRetention {
     this.lastRun.set(tenantId, now);
     this.sinceRun.set(tenantId, 0);
     return this.prune(tenantId, now);
-  }
-
-  private get pruneAfterAppends(): number {
-    return Math.max(1, Math.floor(this.keep / 10));
   }
 
   async prune(tenantId: string, now = this.now()): Promise<number> {
