@@ -13,7 +13,10 @@
  * builds (the same code came out 0.84× and 1.11×). The summary is the median of the rounds'
  * ratios and their range: `npm run bench -- --calibrate` shows what a range means on the
  * machine at hand.
- *   BENCH_ROUNDS (7), BENCH_SLICES (6), BENCH_PROFILE_RULES (1000)
+ *   BENCH_ROUNDS (7), BENCH_SLICES (6), BENCH_PROFILE_RULES (1000), BENCH_TENANTS (5),
+ *   BENCH_PATHS (route,outcome)
+ * With BENCH_TENANTS=1 one tenant routes all 200 of the bench's tuples (5 tenants route 40
+ * each): a merchant with more usual tuples than a trie's first memo holds.
  */
 import './lib/quiet-gc.js'; // first: restarts this process with the memory reducer off (see there)
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
@@ -30,6 +33,8 @@ import { pinSelf, requireWrk, runWrk } from './lib/wrk.js';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const SLICES = Number(process.env.BENCH_SLICES ?? 6);
 const RULES = Number(process.env.BENCH_PROFILE_RULES ?? 1000);
+const TENANTS = Number(process.env.BENCH_TENANTS ?? 5);
+const PATHS = (process.env.BENCH_PATHS ?? 'route,outcome').split(',');
 
 interface Tally {
   requests: number;
@@ -62,13 +67,16 @@ async function main(): Promise<void> {
   pinSelf('0'); // with the generator, off the services' core
   const work = mkdtempSync(join(tmpdir(), 'prbench-'));
   const seeded = join(work, 'seed');
-  const { tenants, rules } = await seed(seeded, { rules: RULES, tenants: 5 });
+  const { tenants, rules } = await seed(seeded, { rules: RULES, tenants: TENANTS });
   const sample = sampleRules(rules);
   const env = (dir: string) => ({ SERVICE_DATA_DIR: dir, SERVICE_API_KEYS: apiKeysFor(tenants), SERVICE_RATE_LIMIT_RPS: '0' });
-  const paths: Record<string, BenchRequest[]> = {
+  const all: Record<string, BenchRequest[]> = {
     route: routeRequests(sample, tenants.length),
     outcome: outcomeRequests(sample.slice(0, 50), 1).map((q, i) => ({ ...q, headers: { 'x-api-key': `key${i % tenants.length}` } })),
   };
+  const unknown = PATHS.filter((p) => !(p in all));
+  if (unknown.length > 0) throw new Error(`BENCH_PATHS: unknown ${unknown.join(', ')} (route, outcome)`);
+  const paths = Object.fromEntries(PATHS.map((p) => [p, all[p]]));
   const builds: [string, string][] = [
     ['other', other],
     ['this', join(DIST, 'src/main.js')],

@@ -25,7 +25,7 @@
  * `trie.total_nodes` is the number of nodes of the trie over the six attributes).
  */
 import { ATTRIBUTE_COUNT, WILDCARD } from './attributes.js';
-import { MatchMemo, MISS } from './match-memo.js';
+import { MatchMemo, MAX_MEMO_ENTRIES, MEMO_ENTRIES, MISS } from './match-memo.js';
 
 type Children<T> = Record<string, Node<T> | undefined>;
 
@@ -106,6 +106,8 @@ export class RuleTrie<T> {
   private rules = 0;
   /** Recent answers of match(); dropped on every change (match-memo.ts). */
   private memo: MatchMemo<T> | null = null;
+  /** Entries of the next memo: doubled, up to MAX_MEMO_ENTRIES, each time one is outgrown; kept across changes. */
+  private memoEntries = MEMO_ENTRIES;
 
   get totalNodes(): number {
     return this.nodes;
@@ -200,12 +202,16 @@ export class RuleTrie<T> {
    * position i (normalized), or null when it has none (then only `*` matches there).
    */
   match(values: readonly (string | null)[]): T | undefined {
-    const memo = (this.memo ??= new MatchMemo<T>());
-    const set = MatchMemo.setOf(values);
+    const memo = (this.memo ??= new MatchMemo<T>(this.memoEntries));
+    const set = memo.setOf(values);
     const entry = memo.find(set, values);
     if (entry !== MISS) return memo.answerAt(entry);
     const found = this.walk(this.root, values, 0);
     memo.remember(set, values, found);
+    if (memo.outgrown && this.memoEntries < MAX_MEMO_ENTRIES) {
+      this.memoEntries *= 2;
+      this.memo = null; // the next match makes the larger one
+    }
     return found;
   }
 

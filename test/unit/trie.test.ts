@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MatchMemo } from '../../src/routing/match-memo.js';
+import { MatchMemo, MAX_MEMO_ENTRIES, MEMO_ENTRIES, WAYS } from '../../src/routing/match-memo.js';
 import { RuleTrie } from '../../src/routing/trie.js';
 
 const W = '*';
@@ -8,6 +8,9 @@ const W = '*';
 const k = (...a: string[]) => [...a, ...Array(6 - a.length).fill(W)];
 /** Six transaction values: the given ones, then null (no value). */
 const tx = (...v: (string | null)[]) => [...v, ...Array(6 - v.length).fill(null)] as (string | null)[];
+/** The set a tuple takes in a trie's first memo. */
+const firstMemo = new MatchMemo<string>();
+const setOf = (v: readonly (string | null)[]) => firstMemo.setOf(v);
 
 describe('RuleTrie: trailing wildcards kept as a tail', () => {
   it('a rule ending in `*` and rules passing through where it ends: each answers for its own transactions, in either insertion order', () => {
@@ -267,13 +270,13 @@ describe('RuleTrie match memo', () => {
     const t = new RuleTrie<string>();
     t.insert(k('US', 'USD'), 'usd');
     t.insert(k('US', 'EUR'), 'eur');
-    const memo = MatchMemo.setOf(tx('US', 'USD'));
+    const memo = setOf(tx('US', 'USD'));
     // Find a tuple of another currency that lands in the same slot.
     let other: (string | null)[] | undefined;
     const L = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
     for (let i = 0; i < 26 * 26 * 26 && !other; i++) {
       const v = tx('US', L[i % 26] + L[Math.floor(i / 26) % 26] + L[Math.floor(i / 676)]);
-      if (v[1] !== 'USD' && v[1] !== 'EUR' && MatchMemo.setOf(v) === memo) other = v;
+      if (v[1] !== 'USD' && v[1] !== 'EUR' && setOf(v) === memo) other = v;
     }
     expect(other).toBeDefined();
     expect(t.match(tx('US', 'USD'))).toBe('usd');
@@ -283,35 +286,87 @@ describe('RuleTrie match memo', () => {
   });
 });
 
-describe('MatchMemo.setOf', () => {
+describe('MatchMemo', () => {
   const L = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
   const countries = Array.from({ length: 676 }, (_, i) => L[Math.floor(i / 26)] + L[i % 26]);
 
   it('spreads tuples that differ in any one position over the sets', () => {
     // The first position varies, the rest are fixed: the usual traffic of one merchant.
-    const byCountry = new Set(countries.map((c) => MatchMemo.setOf([c, 'USD', 'card', 'visa', 'one_time', 'standard'])));
+    const byCountry = new Set(countries.map((c) => setOf([c, 'USD', 'card', 'visa', 'one_time', 'standard'])));
     // The last position varies.
-    const byTier = new Set(countries.map((c) => MatchMemo.setOf(['US', 'USD', 'card', 'visa', 'one_time', c])));
-    // A random hash puts 676 keys into all but about one of 128 sets; demand nearly that.
-    expect(byCountry.size).toBeGreaterThan(120);
-    expect(byTier.size).toBeGreaterThan(120);
+    const byTier = new Set(countries.map((c) => setOf(['US', 'USD', 'card', 'visa', 'one_time', c])));
+    // A random hash puts 676 keys into every one of 64 sets (an empty one has odds of ~1 in 500).
+    expect(byCountry.size).toBe(MEMO_ENTRIES / WAYS);
+    expect(byTier.size).toBe(MEMO_ENTRIES / WAYS);
   });
 
-  it("answers a merchant's 40 usual tuples from the memo once it has seen them", () => {
+  /** The trie with every country's EUR rule, its top-level walks counted. */
+  function countedTrie(): { t: RuleTrie<string>; walks: () => number } {
     const t = new RuleTrie<string>();
     for (const c of countries) t.insert(k(c, 'EUR'), c);
     let walks = 0;
-    const walk = (t as unknown as { walk: (...a: unknown[]) => unknown }).walk;
-    (t as unknown as { walk: (...a: unknown[]) => unknown }).walk = function (this: unknown, ...a: unknown[]) {
+    const inner = t as unknown as { walk: (...a: unknown[]) => unknown };
+    const walk = inner.walk;
+    inner.walk = function (this: unknown, ...a: unknown[]) {
       if (a[2] === 0) walks++;
       return walk.apply(this, a);
     };
+    return { t, walks: () => walks };
+  }
+
+  it("answers a merchant's 40 usual tuples from the memo once it has seen them", () => {
+    const { t, walks } = countedTrie();
     const usual = countries.slice(100, 140).map((c) => tx(c, 'EUR'));
     for (const v of usual) expect(t.match(v)).toBe(v[0]);
-    expect(walks).toBe(40);
-    walks = 0;
+    expect(walks()).toBe(40);
     for (let pass = 0; pass < 3; pass++) for (const v of usual) expect(t.match(v)).toBe(v[0]);
-    // One entry per place missed about one tuple in seven here; two per set, none or a few.
-    expect(walks).toBeLessThanOrEqual(6);
+    // No set holds five of them: none is walked again.
+    expect(walks()).toBe(40);
+  });
+
+  it('a tuple seen once replaces the entry of its set not hit since, not one in use', () => {
+    const { t, walks } = countedTrie();
+    // Five tuples of one set: the set holds four.
+    const bySet = new Map<number, (string | null)[][]>();
+    for (const c of countries) {
+      const v = tx(c, 'EUR');
+      const same = bySet.get(setOf(v)) ?? [];
+      same.push(v);
+      bySet.set(setOf(v), same);
+    }
+    const [a, b, c, d, once] = [...bySet.values()].find((vs) => vs.length >= WAYS + 1)!;
+    for (const v of [a, b, c, d]) t.match(v);
+    for (const v of [a, b, c]) t.match(v); // d is not routed again
+    expect(walks()).toBe(4); // all four held at once (two ways per set walked the last three again)
+    expect(t.match(once)).toBe(once[0]);
+    expect(walks()).toBe(5);
+    for (let pass = 0; pass < 3; pass++) for (const v of [a, b, c, once]) expect(t.match(v)).toBe(v[0]);
+    expect(walks()).toBe(5); // once took d's entry; a, b and c kept theirs
+    expect(t.match(d)).toBe(d[0]);
+    expect(walks()).toBe(6);
+  });
+
+  const memoOf = (t: RuleTrie<string>) => (t as unknown as { memo: MatchMemo<string> | null }).memo;
+
+  it('a merchant routing more tuples than the memo holds gets a larger one, until they fit', () => {
+    const { t, walks } = countedTrie();
+    const many = countries.slice(0, 300).map((c) => tx(c, 'EUR'));
+    for (let pass = 0; pass < 10; pass++) for (const v of many) expect(t.match(v)).toBe(v[0]);
+    const before = walks();
+    for (let pass = 0; pass < 3; pass++) for (const v of many) expect(t.match(v)).toBe(v[0]);
+    // 256 entries missed ~40% of these on every pass (sets of four holding five or more).
+    expect(walks() - before).toBeLessThanOrEqual(18); // ≤ 2% of 900 routes
+    expect(memoOf(t)!.entries).toBeGreaterThan(MEMO_ENTRIES);
+  });
+
+  it('a merchant with a few dozen tuples keeps the first memo; none grows past MAX_MEMO_ENTRIES', () => {
+    const { t } = countedTrie();
+    const usual = countries.slice(100, 140).map((c) => tx(c, 'EUR'));
+    for (let pass = 0; pass < 50; pass++) for (const v of usual) t.match(v);
+    expect(memoOf(t)!.entries).toBe(MEMO_ENTRIES);
+    // Every route a tuple not seen before (no rule for a three-letter country: remembered as no match).
+    const L = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+    for (let i = 0; i < 26 * 26 * 26; i++) expect(t.match(tx('USA', L[i % 26] + L[Math.floor(i / 26) % 26] + L[Math.floor(i / 676)]))).toBeUndefined();
+    expect(memoOf(t)!.entries).toBe(MAX_MEMO_ENTRIES);
   });
 });
