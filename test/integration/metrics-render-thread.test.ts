@@ -132,7 +132,7 @@ describe('the metrics render thread in the server', () => {
     expect(after.text).toMatch(/^service_metrics_render_thread_up 1$/m);
     expect(perRule(fallback!.text).length).toBeGreaterThan(5000);
     expect([perRule(before.text), perRule(after.text)]).toContain(perRule(fallback!.text));
-  });
+  }, 150_000); // up to 5 attempts of ~10 s each on a busy machine
 
   it('answers gzip as one member of the same text, which promtool parses', async () => {
     const gz = await gzipScrape();
