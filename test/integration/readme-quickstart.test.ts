@@ -8,10 +8,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUICKSTART_BASE, quickstartCurls, quickstartScript, quickstartServerEnv } from '../helpers/quickstart.js';
 import { run } from '../helpers/run.js';
 import { startServer, stopAllServers, type TestServer } from '../helpers/server.js';
+import { until } from '../helpers/until.js';
 
 let s: TestServer;
 beforeAll(async () => {
   s = await startServer({ env: quickstartServerEnv() });
+  // As the README says: the commands run once GET /ready answers 200. Before that the worker
+  // pool may still be warming up (on a busy machine, seconds), and the failover of step 5 would
+  // wait for it past the script's `sleep 1`.
+  await until('GET /ready answers 200', async () => (await s.request('GET', '/ready')).status === 200 || null, 30_000);
 });
 afterAll(stopAllServers);
 
