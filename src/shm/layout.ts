@@ -5,8 +5,8 @@
  * ```
  *  rule segment (one SAB per RULES_PER_SEGMENT rules)            window segment (one SAB per WINDOWS_PER_SEGMENT)
  *  ┌──────────────────────────────┐                              ┌────────────────────────────────────────────┐
- *  │ rule rows [rule]: RI_* then  │ seqlock, decision source,    │ countHdr [win][COUNT_BUCKETS][CB_*]  1 s    │
- *  │   RF_* (ruleI32 / ruleF64)   │ weights the route path reads │ latEpoch [win][LAT_BUCKETS]          5 s    │
+ *  │ ruleI32  [rule][RI_*]        │ seqlock, decision source,    │ countHdr [win][COUNT_BUCKETS][CB_*]  1 s    │
+ *  │ ruleF64  [rule][RF_*]        │ weights the route path reads │ latEpoch [win][LAT_BUCKETS]          5 s    │
  *  │ procF64  [rule*2+k][PF_*]    │ health + engine state (k=0   │ latSum   [win][LAT_BUCKETS]                 │
  *  │                              │ primary, k=1 secondary)      │ latBins  [win][LAT_BUCKETS][LAT_BINS] u16   │
  *  └──────────────────────────────┘                              └────────────────────────────────────────────┘
@@ -25,23 +25,7 @@ export const RULES_PER_SEGMENT = 1024;
 export const RULE_SHIFT = 10; // log2(RULES_PER_SEGMENT)
 export const RULE_MASK = RULES_PER_SEGMENT - 1;
 
-/**
- * A rule's Int32 fields (RI_*) and Float64 fields (RF_*) share one row of RULE_ROW_BYTES: the
- * Int32 fields first, the Float64 ones from byte RULE_F64_AT. `ruleI32` and `ruleF64` are two
- * views of the same rows, so RULE_I32_STRIDE and RULE_F64_STRIDE are the row in each view's
- * unit. Why one row: a route reads the seqlock and source (Int32) and the weights and traffic
- * counter (Float64) of its rule; in two arrays those were two pages apart, and at 100,000 rules
- * each route's rule is a different page of the TLB and of the cache (issue 20: the route path's
- * extra cost over 1,000 rules was in such scattered reads). 192 bytes are three cache lines
- * and rows start on one, so a route reads the first two lines of its rule and one page.
- */
-export const RULE_ROW_BYTES = 192;
-/** Where a row's Float64 fields begin: after its 12 Int32 fields (48 bytes, a multiple of 8). */
-export const RULE_F64_AT = 48;
-
 // ── per rule, Int32 fields ───────────────────────────────────────────────────────────────
-/** Int32 fields a rule has (RI_*); the row holds them first. */
-export const RULE_I32_FIELDS = 12;
 export const RI_SEQ = 0; // seqlock version of the decision fields (Atomics)
 export const RI_ACTIVE = 1; // 1 while the slot holds a live rule
 export const RI_DECISION_SOURCE = 2; // DecisionSource code
@@ -66,7 +50,7 @@ export const RI_REMOTE_RUN_SECONDARY = 10;
  * route path does not use it: RI_SEQ guards the few fields it reads.
  */
 export const RI_HEALTH_SEQ = 11;
-export const RULE_I32_STRIDE = RULE_ROW_BYTES / 4;
+export const RULE_I32_STRIDE = 12;
 
 // ── per rule, Float64 fields ─────────────────────────────────────────────────────────────
 export const RF_CONFIG_PRIMARY_WEIGHT = 0; // the weight the operator configured
@@ -83,9 +67,7 @@ export const RF_ROUTED = 8; // + k
 export const RF_OUTCOMES = 10; // + k * OUTCOME_RESULTS + OutcomeResult
 export const OUTCOME_RESULTS = 3;
 export const OUTCOME_RESULT_NAMES = ['success', 'decline', 'technical'] as const;
-/** Float64 fields a rule has (RF_*); they fill the row from RULE_F64_AT up to RULE_ROW_BYTES. */
-export const RULE_F64_FIELDS = 16;
-export const RULE_F64_STRIDE = RULE_ROW_BYTES / 8;
+export const RULE_F64_STRIDE = 16;
 
 export const enum DecisionSource {
   Rules = 0,
@@ -225,7 +207,9 @@ export const LAT_BINS = 280;
 /** Byte sizes, so both sides build identical views. */
 export function ruleSegmentBytes(): number {
   const n = RULES_PER_SEGMENT;
-  return n * RULE_ROW_BYTES + n * PROCS_PER_RULE * PROC_F64_STRIDE * 8;
+  return (
+    n * RULE_I32_STRIDE * 4 + n * RULE_F64_STRIDE * 8 + n * PROCS_PER_RULE * PROC_F64_STRIDE * 8
+  );
 }
 
 export interface RuleSegmentViews {
@@ -236,12 +220,12 @@ export interface RuleSegmentViews {
 
 export function ruleSegmentViews(sab: SharedArrayBuffer): RuleSegmentViews {
   const n = RULES_PER_SEGMENT;
-  const rowsBytes = n * RULE_ROW_BYTES;
+  const i32Bytes = n * RULE_I32_STRIDE * 4;
+  const f64Bytes = n * RULE_F64_STRIDE * 8;
   return {
-    ruleI32: new Int32Array(sab, 0, rowsBytes / 4),
-    // Index i * RULE_F64_STRIDE + RF_x is byte RULE_F64_AT + i * RULE_ROW_BYTES + 8 * RF_x: in row i.
-    ruleF64: new Float64Array(sab, RULE_F64_AT, (rowsBytes - RULE_F64_AT) / 8),
-    procF64: new Float64Array(sab, rowsBytes, n * PROCS_PER_RULE * PROC_F64_STRIDE),
+    ruleI32: new Int32Array(sab, 0, n * RULE_I32_STRIDE),
+    ruleF64: new Float64Array(sab, i32Bytes, n * RULE_F64_STRIDE),
+    procF64: new Float64Array(sab, i32Bytes + f64Bytes, n * PROCS_PER_RULE * PROC_F64_STRIDE),
   };
 }
 
