@@ -73,13 +73,14 @@ export class MatchMemo<T> {
   }
 
   /**
-   * A tuple's hash (a small integer; setOf() keeps its low bits): each value's length and first, middle and last characters, mixed in
-   * with a multiply (FNV-1a style) so that every position reaches every bit of the hash.
+   * A tuple's hash (a small integer; setOf() keeps its low bits): each value's length and
+   * first, middle and last characters, mixed in with a multiply (FNV-1a style) so that every
+   * position reaches every bit of the hash.
    * (A shift-and-xor mix let the later positions push the first one out: the 676 two-letter
    * countries with one currency shared 8 places, and most routes walked the trie.) Cheap, and
    * collisions only cost a walk.
    */
-  static hashOf(values: readonly (string | null)[]): number {
+  private static hashOf(values: readonly (string | null)[]): number {
     let h = 0x811c9dc5 | 0;
     for (let i = 0; i < ATTRIBUTE_COUNT; i++) {
       const v = values[i];

@@ -87,7 +87,7 @@ class LmdbCollection<V> implements Collection<V> {
   claimUnique(tenantId: string, id: string, value: V | undefined): void {
     if (!this.uniqueBy) return;
     const idx = this.index(tenantId);
-    const old = this.read(this.db.get([tenantId, id])) as V | undefined;
+    const old = this.get(tenantId, id);
     const oldKey = old === undefined ? null : this.uniqueBy(old);
     const newKey = value === undefined ? null : this.uniqueBy(value);
     if (newKey !== null) {
