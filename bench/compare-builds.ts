@@ -14,7 +14,8 @@
  * ratios and their range: `npm run bench -- --calibrate` shows what a range means on the
  * machine at hand.
  *   BENCH_ROUNDS (7), BENCH_SLICES (6), BENCH_PROFILE_RULES (1000), BENCH_TENANTS (5),
- *   BENCH_PATHS (route,outcome)
+ *   BENCH_PATHS (route,outcome), BENCH_NODE_ARGS_OTHER and BENCH_NODE_ARGS_THIS (node flags for
+ *   one build's process, space-separated: the same build under two V8 settings is a comparison too)
  * With BENCH_TENANTS=1 one tenant routes all 200 of the bench's tuples (5 tenants route 40
  * each): a merchant with more usual tuples than a trie's first memo holds.
  */
@@ -35,6 +36,7 @@ const SLICES = Number(process.env.BENCH_SLICES ?? 6);
 const RULES = Number(process.env.BENCH_PROFILE_RULES ?? 1000);
 const TENANTS = Number(process.env.BENCH_TENANTS ?? 5);
 const PATHS = (process.env.BENCH_PATHS ?? 'route,outcome').split(',');
+const nodeArgs = (v: string | undefined): string[] => (v ?? '').split(' ').filter(Boolean);
 
 interface Tally {
   requests: number;
@@ -77,17 +79,17 @@ async function main(): Promise<void> {
   const unknown = PATHS.filter((p) => !(p in all));
   if (unknown.length > 0) throw new Error(`BENCH_PATHS: unknown ${unknown.join(', ')} (route, outcome)`);
   const paths = Object.fromEntries(PATHS.map((p) => [p, all[p]]));
-  const builds: [string, string][] = [
-    ['other', other],
-    ['this', join(DIST, 'src/main.js')],
+  const builds: [string, string, string[]][] = [
+    ['other', other, nodeArgs(process.env.BENCH_NODE_ARGS_OTHER)],
+    ['this', join(DIST, 'src/main.js'), nodeArgs(process.env.BENCH_NODE_ARGS_THIS)],
   ];
   const services: Child[] = [];
   const rows: Record<string, string | number>[] = [];
   try {
-    for (const [label, script] of builds) {
+    for (const [label, script, flags] of builds) {
       const dir = join(work, label);
       cpSync(seeded, dir, { recursive: true });
-      const svc = await startChild(script, env(dir), 120_000, { cpus: '1' });
+      const svc = await startChild(script, env(dir), 120_000, { cpus: '1', nodeArgs: flags });
       services.push(svc);
       svc.proc.kill('SIGSTOP');
     }
