@@ -5,8 +5,8 @@
  * (test/unit/hot-path-codecs.test.ts checks it against JSON.stringify for generated values).
  */
 import { Buffer } from 'node:buffer';
-import { picked, pickedDecision } from '../routing/decide.js';
-import { RuleReplies } from '../routing/rule-replies.js';
+import { pickedDecision } from '../routing/decide.js';
+import type { RouteCache } from '../routing/route-cache.js';
 import type { RouteDecision } from '../schemas/routing.js';
 import type { LiveRule } from '../tenants/tenant.js';
 
@@ -30,44 +30,28 @@ export function routeDecisionJson(d: RouteDecision): string {
   );
 }
 
-/** Equal numbers, NaN equal to NaN (a failure probability is NaN while Tier 2 has no estimate). */
-const sameNumber = (a: number, b: number): boolean => a === b || (a !== a && b !== b);
-
 /**
  * The reply of a route of `rule` taking `side` (0 primary, 1 secondary), as UTF-8 bytes: those
- * written last time for the rule when the decision values pickSide() read (`picked`) and the
- * tenant's Tier 2 switch are unchanged, else both sides' replies written anew
- * (routeDecisionJson of pickedDecision). Reusing them saves building the string (about 700
- * bytes of garbage per route) and uWS's measuring and encoding of it; comparing the values the
- * reply is made of, not the reply's strings, leaves the rule's record and id strings unread
- * (see routing/rule-replies.ts). A rule's ids never change: a PATCH makes a new LiveRule.
+ * written last time for the rule when its route cache says they are still those of its decision
+ * fields (pickSide() keeps it so) and the tenant's Tier 2 switch is unchanged, else both sides'
+ * replies written anew (routeDecisionJson of pickedDecision). Reusing them saves building the
+ * string (about 700 bytes of garbage per route) and uWS's measuring and encoding of it, and
+ * leaves the rule's record and id strings unread (see routing/route-cache.ts). A rule's ids
+ * never change: a PATCH makes a new LiveRule.
  */
 export function routeReplyBytes(rule: LiveRule, side: number, predictionEnabled: boolean): Buffer {
-  const r = rule.replies;
-  if (
-    r !== null &&
-    sameNumber(r.share, picked.primaryShare) &&
-    r.source === picked.source &&
-    sameNumber(r.failProbPrimary, picked.failProbPrimary) &&
-    sameNumber(r.failProbSecondary, picked.failProbSecondary) &&
-    r.predictionEnabled === predictionEnabled
-  ) {
-    return side === 0 ? r.primary : r.secondary;
-  }
-  return writeReplies(rule, predictionEnabled, side);
+  const c = rule.routeCache!;
+  if (c.repliesCurrent && c.predictionEnabled === predictionEnabled) return side === 0 ? c.primary : c.secondary;
+  return writeReplies(rule, c, predictionEnabled, side);
 }
 
 /** One path for a rule's first route and a changed decision: a branch first taken at a cycle, under load, would deoptimise the handler. */
-function writeReplies(rule: LiveRule, predictionEnabled: boolean, side: number): Buffer {
-  const into = rule.replies ?? (rule.replies = new RuleReplies());
-  into.share = picked.primaryShare;
-  into.source = picked.source;
-  into.failProbPrimary = picked.failProbPrimary;
-  into.failProbSecondary = picked.failProbSecondary;
-  into.predictionEnabled = predictionEnabled;
-  into.primary = Buffer.from(routeDecisionJson(pickedDecision(rule, 0, predictionEnabled)), 'utf8');
-  into.secondary = Buffer.from(routeDecisionJson(pickedDecision(rule, 1, predictionEnabled)), 'utf8');
-  return side === 0 ? into.primary : into.secondary;
+function writeReplies(rule: LiveRule, c: RouteCache, predictionEnabled: boolean, side: number): Buffer {
+  c.predictionEnabled = predictionEnabled;
+  c.primary = Buffer.from(routeDecisionJson(pickedDecision(rule, 0, predictionEnabled)), 'utf8');
+  c.secondary = Buffer.from(routeDecisionJson(pickedDecision(rule, 1, predictionEnabled)), 'utf8');
+  c.repliesCurrent = true;
+  return side === 0 ? c.primary : c.secondary;
 }
 
 /**

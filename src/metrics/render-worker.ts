@@ -21,6 +21,8 @@ import { ruleFamilyChunks, type RenderTenant, type RuleColumns } from './rule-fa
 import { syntheticRequests, WARM_UP_RENDERINGS } from './render-warm-up.js';
 
 const port = parentPort!;
+/** This thread only reads the rows: it never publishes a decision, so it has no epochs (layout.ts). */
+const NO_DECISION_EPOCHS = new Int32Array(0);
 
 /** What the thread holds between renderings: the rule segments' views, each tenant's rule columns by version. */
 interface RenderState {
@@ -60,7 +62,7 @@ function renderText(front: string, from: readonly RuleSegmentViews[], tenants: r
 function render(m: RenderRequest, state: RenderState): FromRenderThread {
   const t0 = performance.now();
   const { segs, catalogue } = state;
-  if (m.segments) for (let i = segs.length; i < m.segments.length; i++) segs.push(ruleSegmentViews(m.segments[i]));
+  if (m.segments) for (let i = segs.length; i < m.segments.length; i++) segs.push(ruleSegmentViews(m.segments[i], i, NO_DECISION_EPOCHS));
   const tenants: RenderTenant[] = [];
   for (const t of m.tenants) {
     if (t.rules) catalogue.set(t.tenantId, { version: t.version, rules: t.rules });

@@ -12,6 +12,7 @@ import type { TenantRegistry } from '../tenants/registry.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
 import type { DrainInput } from '../schemas/overrides.js';
 import { effectiveOverride, type OverrideMode, type OverrideRecord } from './effective.js';
+import { applyOverride } from '../routing/decide.js';
 
 export const DEFAULT_OVERRIDE_TTL_S = 3600;
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -61,7 +62,7 @@ export class OverrideService {
 
   /** Sets the override of one live rule from the tenant's maps (rule created, changed, loaded). */
   applyTo(tenant: Tenant, rule: LiveRule): void {
-    rule.override = effectiveOverride(rule.record, tenant.ruleOverrides.get(rule.record.rule_id), tenant.processorDrains);
+    applyOverride(rule, effectiveOverride(rule.record, tenant.ruleOverrides.get(rule.record.rule_id), tenant.processorDrains));
   }
 
   list(tenant: Tenant): OverrideRecord[] {

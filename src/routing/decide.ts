@@ -1,17 +1,18 @@
 /**
- * The route decision (front thread, per request): trie walk, one seqlocked read of the
- * rule's decision fields, one random draw. No await, no store access, no message to another
- * thread.
+ * The route decision (front thread, per request): trie walk, the rule's decision fields (its
+ * route cache, or a seqlocked read of its rows when they moved), one random draw. No await, no
+ * store access, no message to another thread.
  */
-import { readDecision, type DecisionFields } from '../shm/decision.js';
-import { DECISION_SOURCE_NAMES, DecisionSource, RF_ROUTED, RULE_F64_STRIDE } from '../shm/layout.js';
+import { decisionEpoch, readDecision, type DecisionFields } from '../shm/decision.js';
+import { DECISION_SOURCE_NAMES, DecisionSource } from '../shm/layout.js';
 import type { SharedTables } from '../shm/tables.js';
 import type { RouteDecision, RouteRequest } from '../schemas/routing.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
 import { deriveAmountTier } from './amount-tier.js';
 import { shownFailureProbability } from '../tiers/foresight/prior.js';
 import { WILDCARD } from './attributes.js';
-import { ruleIndex, ruleSegment } from '../shm/slots.js';
+import { RouteCache } from './route-cache.js';
+import type { ActiveOverride } from '../overrides/effective.js';
 
 // Reused across calls: the front thread is single-threaded and decide() is synchronous. Their
 // number fields start as fractions (NaN), and failure_probability has held a number and null,
@@ -54,28 +55,73 @@ export function matchRule(tenant: Tenant, req: RouteRequest): LiveRule | undefin
 
 /**
  * The side a route takes for `rule`: 0 the primary, 1 the secondary. Reads the rule's decision
- * fields once (seqlocked), applies an operator override, draws against the primary's share and
- * counts the route for the per-rule metrics. The fields it read stay in `picked` until the
- * next call, for pickedDecision() and the rule's replies (http/json-writers.ts routeReplyBytes).
+ * fields from its route cache, or from its shared-memory rows (seqlocked) when the segment's
+ * decision epoch moved since the cache last read them, with an operator override applied;
+ * draws against the primary's share and counts the route for the per-rule metrics (in the
+ * cache: shm/routed-counts.ts adds it to the row). The rule's cache holds what pickedDecision()
+ * and the replies (http/json-writers.ts routeReplyBytes) read until its next route.
  */
 export function pickSide(tables: SharedTables, rule: LiveRule, random: number): number {
-  const seg = ruleSegment(tables.ruleSegs, rule.slot);
-  const i = ruleIndex(rule.slot);
-  readDecision(seg, i, fields);
+  const c = routeCacheOf(tables, rule);
+  const epoch = decisionEpoch(c.seg);
+  if (epoch !== c.epoch) readRows(c, rule, epoch);
+  let side: number;
+  if (random < c.share) {
+    side = 0;
+    c.routedPrimary++;
+  } else {
+    side = 1;
+    c.routedSecondary++;
+  }
+  if (!c.queued) tables.routedCounts.queue(c);
+  return side;
+}
+
+/** The cache's decision fields read again from the rule's rows: the replies stay when the values did not change. */
+function readRows(c: RouteCache, rule: LiveRule, epoch: number): void {
+  readDecision(c.seg, c.index, fields);
   // An operator override beats every tier while it lasts (reported as `rules`); null = none.
   const override = rule.override;
   if (override != null) {
     fields.primaryShare = override.primaryShare;
     fields.source = DecisionSource.Rules;
   }
-  const side = random < fields.primaryShare ? 0 : 1;
-  // Per-rule traffic counter for the metrics (front thread only: a plain increment).
-  seg.ruleF64[i * RULE_F64_STRIDE + RF_ROUTED + side]++;
-  return side;
+  if (
+    !sameNumber(c.share, fields.primaryShare) ||
+    c.source !== fields.source ||
+    !sameNumber(c.failProbPrimary, fields.failProbPrimary) ||
+    !sameNumber(c.failProbSecondary, fields.failProbSecondary)
+  ) {
+    c.share = fields.primaryShare;
+    c.source = fields.source;
+    c.failProbPrimary = fields.failProbPrimary;
+    c.failProbSecondary = fields.failProbSecondary;
+    c.repliesCurrent = false;
+  }
+  c.epoch = epoch;
 }
 
-/** The decision fields the last pickSide() read (override applied): read them before routing again. */
-export const picked: Readonly<DecisionFields> = fields;
+/** The rule's route cache, made at its first route. */
+function routeCacheOf(tables: SharedTables, rule: LiveRule): RouteCache {
+  return rule.routeCache ?? (rule.routeCache = new RouteCache(tables, rule.slot));
+}
+
+/**
+ * Puts `override` in force on the rule (null: none), for its next route: the one way to set a
+ * LiveRule's override, since a change of it moves no decision epoch. The cache is sent back to
+ * the rows with the epoch before the current one, so that the next route's compare fails
+ * whatever the counter's value (it wraps).
+ */
+export function applyOverride(rule: LiveRule, override: ActiveOverride | null): void {
+  rule.override = override;
+  const c = rule.routeCache;
+  if (c !== null) c.epoch = (decisionEpoch(c.seg) - 1) | 0;
+}
+
+/** Equal numbers, NaN equal to NaN (a failure probability is NaN while Tier 2 has no estimate). */
+function sameNumber(a: number, b: number): boolean {
+  return a === b || (a !== a && b !== b);
+}
 
 /**
  * The decision of the last pickSide() of `rule`, taking `side`. `predictionEnabled`: the
@@ -83,14 +129,15 @@ export const picked: Readonly<DecisionFields> = fields;
  * valid until the next call (no allocation per route): read it or copy it before routing again.
  */
 export function pickedDecision(rule: LiveRule, side: number, predictionEnabled: boolean): RouteDecision {
+  const c = rule.routeCache!;
   const rec = rule.record;
   const primary = side === 0;
-  const share = fields.primaryShare;
+  const share = c.share;
   decision.processor_id = primary ? rec.primary_id : rec.secondary_id;
   decision.weight = round4(primary ? share : 1 - share);
   decision.fallback_processor_id = primary ? rec.secondary_id : rec.primary_id;
-  decision.decision_source = DECISION_SOURCE_NAMES[fields.source] ?? 'rules';
-  decision.failure_probability = shownFailureProbability(primary ? fields.failProbPrimary : fields.failProbSecondary, predictionEnabled);
+  decision.decision_source = DECISION_SOURCE_NAMES[c.source] ?? 'rules';
+  decision.failure_probability = shownFailureProbability(primary ? c.failProbPrimary : c.failProbSecondary, predictionEnabled);
   decision.rule_id = rec.rule_id;
   return decision;
 }

@@ -1,6 +1,7 @@
 /**
  * The decision fields the route path reads as one unit, published under the rule's seqlock.
- * Writer: the worker evaluating the rule's tenant. Reader: the front thread, per route.
+ * Writer: the worker evaluating the rule's tenant. Reader: the front thread, when a route finds
+ * the segment's decision epoch moved since it last read the rule (routing/route-cache.ts).
  */
 import {
   RF_FAILPROB_PRIMARY,
@@ -30,6 +31,12 @@ export function publishDecision(seg: RuleSegmentViews, i: number, d: DecisionFie
   seg.ruleF64[fb + RF_FAILPROB_SECONDARY] = d.failProbSecondary;
   seg.ruleI32[ib + RI_DECISION_SOURCE] = d.source;
   Atomics.add(seg.ruleI32, ib + RI_SEQ, 1); // even: consistent
+  Atomics.add(seg.decisionEpochs, seg.segment, 1); // route caches of the segment read their rows again (layout.ts)
+}
+
+/** The segment's decision epoch: it moves after every publishDecision into the segment. */
+export function decisionEpoch(seg: RuleSegmentViews): number {
+  return Atomics.load(seg.decisionEpochs, seg.segment);
 }
 
 /** Reads a consistent snapshot into `out` (reused by the caller: no allocation per route). */

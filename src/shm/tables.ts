@@ -28,6 +28,8 @@ import {
   RULES_PER_SEGMENT,
   WINDOW_SHIFT,
   DecisionSource,
+  MAX_RULE_SEGMENTS,
+  decisionEpochsBytes,
   ruleSegmentBytes,
   ruleSegmentViews,
   windowSegmentBytes,
@@ -35,12 +37,15 @@ import {
   type RuleSegmentViews,
   type WindowSegmentViews,
 } from './layout.js';
+import { RoutedCounts } from './routed-counts.js';
 import { clearWindow } from './window.js';
 import { processorRowOffset, ruleF64Base, ruleI32Base, ruleSegment, windowIndex, windowSegment } from './slots.js';
 
 export interface TableSegments {
   rules: SharedArrayBuffer[];
   windows: SharedArrayBuffer[];
+  /** Every rule segment's decision epoch (layout.ts): one buffer for the life of the tables. */
+  decisionEpochs: SharedArrayBuffer;
 }
 
 /** The Float64 processor rows of rule `slot`'s segment; index them with processorRowOffset(slot, k). */
@@ -53,6 +58,10 @@ export class SharedTables {
   readonly windowSegs: WindowSegmentViews[] = [];
   private readonly ruleSabs: SharedArrayBuffer[] = [];
   private readonly windowSabs: SharedArrayBuffer[] = [];
+  private readonly decisionEpochSab = new SharedArrayBuffer(decisionEpochsBytes());
+  readonly decisionEpochs = new Int32Array(this.decisionEpochSab);
+  /** Routes counted on the front thread, added to the rules' rows in batches (routed-counts.ts). */
+  readonly routedCounts = new RoutedCounts();
   private readonly freeRules: number[] = [];
   private readonly freeWindows: number[] = [];
   private nextRule = 0;
@@ -60,7 +69,7 @@ export class SharedTables {
 
   /** Current segment lists; SharedArrayBuffers are shared, not copied, when posted. */
   segments(): TableSegments {
-    return { rules: this.ruleSabs, windows: this.windowSabs };
+    return { rules: this.ruleSabs, windows: this.windowSabs, decisionEpochs: this.decisionEpochSab };
   }
 
   ruleCapacity(): number {
@@ -77,9 +86,14 @@ export class SharedTables {
     if (slot === undefined) {
       slot = this.nextRule++;
       if (slot >> RULE_SHIFT >= this.ruleSabs.length) {
+        const segment = this.ruleSabs.length;
+        if (segment >= MAX_RULE_SEGMENTS) {
+          this.nextRule--;
+          throw new Error(`the shared tables hold at most ${MAX_RULE_SEGMENTS * RULES_PER_SEGMENT} rules`);
+        }
         const sab = new SharedArrayBuffer(ruleSegmentBytes());
         this.ruleSabs.push(sab);
-        this.ruleSegs.push(ruleSegmentViews(sab));
+        this.ruleSegs.push(ruleSegmentViews(sab, segment, this.decisionEpochs));
       }
     }
     const { ruleI32, ruleF64, procF64 } = ruleSegment(this.ruleSegs, slot);
@@ -160,9 +174,9 @@ export class SharedTables {
     return w;
   }
 
-  /** Bytes held in shared memory, for the memory report. */
+  /** Bytes held in shared memory, for the memory report (of the epochs, the pages in use: one per 1,024 segments). */
   bytes(): number {
-    return this.ruleSabs.length * ruleSegmentBytes() + this.windowSabs.length * windowSegmentBytes();
+    return this.ruleSabs.length * ruleSegmentBytes() + this.windowSabs.length * windowSegmentBytes() + Math.ceil(this.ruleSabs.length / 1024) * 4096;
   }
 }
 

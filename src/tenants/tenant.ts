@@ -6,7 +6,7 @@
 import { RuleTrie } from '../routing/trie.js';
 import type { ActiveOverride, OverrideRecord } from '../overrides/effective.js';
 import type { ErrorCodeOverrides } from '../routing/classify.js';
-import type { RuleReplies } from '../routing/rule-replies.js';
+import type { RouteCache } from '../routing/route-cache.js';
 import { NO_OVERRIDES } from '../routing/classify.js';
 import type { Tier1Config } from '../tiers/tier1/config.js';
 
@@ -34,8 +34,8 @@ export interface LiveRule {
   runStartedAt: [number, number] | null;
   /** The operator override in force (src/overrides), null when none: the route path applies it. */
   override?: ActiveOverride | null;
-  /** The route replies last sent for this rule, made on its first route (routing/rule-replies.ts). */
-  replies: RuleReplies | null;
+  /** What its routes read, made at its first route (routing/route-cache.ts). */
+  routeCache: RouteCache | null;
 }
 
 export interface TenantCounters {

@@ -43,7 +43,7 @@ function tenantWith(tables: SharedTables, n: number, active: (i: number) => bool
       ruleSegment(tables.ruleSegs, slot).ruleI32[ruleI32Base(slot) + RI_WINDOW_PRIMARY] = 0;
       ruleSegment(tables.ruleSegs, slot).procF64[processorRowOffset(slot, 0) + PF_SUCCESS_RATE] = i / n;
     }
-    t.addRule({ record, slot, runStartedAt: [0, 0], override: null, replies: null });
+    t.addRule({ record, slot, runStartedAt: [0, 0], override: null, routeCache: null });
   }
   return t;
 }

@@ -30,7 +30,7 @@ const OPTIMIZED = 1 << 4;
 const tables = new SharedTables();
 const rule = (id) => ({
   record: { rule_id: id, attributes: [], primary_id: 'stripe', primary_name: 's', secondary_id: 'adyen', secondary_name: 'a', primary_weight: 0.9, created_at: '' },
-  slot: tables.allocRule(0.9, false), runStartedAt: [0, 0], override: null, replies: null,
+  slot: tables.allocRule(0.9, false), runStartedAt: [0, 0], override: null, routeCache: null,
 });
 const r1 = rule('r1');
 const r2 = rule('r2');

@@ -1,14 +1,15 @@
 /**
- * The per-rule route replies (http/json-writers.ts routeReplyBytes, routing/rule-replies.ts):
+ * The per-rule route replies (http/json-writers.ts routeReplyBytes, routing/route-cache.ts):
  * every reply is the JSON of the decision the rule's published fields, its override and the
- * tenant's Tier 2 switch give at that moment, whatever the sequence of changes between routes.
+ * tenant's Tier 2 switch give at that moment, whatever the sequence of changes between routes;
+ * and the routes each rule took reach its row's counters in batches.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { routeReplyBytes } from '../../src/http/json-writers.js';
-import { pickSide, pickedDecision } from '../../src/routing/decide.js';
+import { applyOverride, pickSide, pickedDecision } from '../../src/routing/decide.js';
 import { publishDecision } from '../../src/shm/decision.js';
-import { DECISION_SOURCE_NAMES, DecisionSource, RF_ROUTED, RULE_F64_STRIDE } from '../../src/shm/layout.js';
+import { DECISION_SOURCE_NAMES, DecisionSource, RF_PRIMARY_SHARE, RF_ROUTED, RULE_F64_STRIDE } from '../../src/shm/layout.js';
 import { ruleIndex, ruleSegment } from '../../src/shm/slots.js';
 import { SharedTables } from '../../src/shm/tables.js';
 import type { LiveRule } from '../../src/tenants/tenant.js';
@@ -16,7 +17,7 @@ import { noEvidenceProbability } from '../../src/tiers/foresight/prior.js';
 
 function liveRule(tables: SharedTables, id: string): LiveRule {
   const record = { rule_id: id, attributes: ['*', '*', '*', '*', '*', '*'], primary_id: `${id}_p`, primary_name: 'p', secondary_id: `${id}_s`, secondary_name: 's', primary_weight: 0.9, created_at: '' };
-  return { record, slot: tables.allocRule(0.9, false), runStartedAt: [0, 0], override: null, replies: null };
+  return { record, slot: tables.allocRule(0.9, false), runStartedAt: [0, 0], override: null, routeCache: null };
 }
 
 /** The decision as the spec describes it, computed here from the same inputs without the module's code. */
@@ -64,7 +65,7 @@ describe('per-rule route replies', () => {
             else st.fps[s.field === 'fp0' ? 0 : 1] = s.value;
             publishDecision(ruleSegment(tables.ruleSegs, rule.slot), ruleIndex(rule.slot), { primaryShare: st.share, source: st.source, failProbPrimary: st.fps[0], failProbSecondary: st.fps[1] });
           } else if (s.kind === 'override') {
-            rules[target].override = s.share === null ? null : { primaryShare: s.share, record: {} as never };
+            applyOverride(rules[target], s.share === null ? null : { primaryShare: s.share, record: {} as never });
           } else if (s.kind === 'tier2') {
             predictionEnabled = s.on;
           } else {
@@ -92,7 +93,7 @@ describe('per-rule route replies', () => {
     const rule = liveRule(tables, 'r1');
     const first = routeReplyBytes(rule, pickSide(tables, rule, 0.5), true);
     expect(routeReplyBytes(rule, pickSide(tables, rule, 0.5), true)).toBe(first); // the same Buffer
-    expect(rule.replies).not.toBeNull();
+    expect(rule.routeCache).not.toBeNull();
     publishDecision(ruleSegment(tables.ruleSegs, rule.slot), ruleIndex(rule.slot), { primaryShare: 0.75, source: DecisionSource.Mab, failProbPrimary: 0.02, failProbSecondary: 0.01 });
     const moved = routeReplyBytes(rule, pickSide(tables, rule, 0.5), true);
     expect(moved).not.toBe(first);
@@ -104,7 +105,7 @@ describe('per-rule route replies', () => {
     expect(pickedDecision(rule, 0, true)).toMatchObject({ processor_id: 'r1_p', weight: 0.75, failure_probability: 0.02, rule_id: 'r1' });
   });
 
-  it('counts each route on the side it took', () => {
+  it('counts each route on the side it took, into the row at each flush', () => {
     const tables = new SharedTables();
     const rule = liveRule(tables, 'r1'); // share 0.9
     expect(pickSide(tables, rule, 0.89)).toBe(0);
@@ -112,6 +113,48 @@ describe('per-rule route replies', () => {
     expect(pickSide(tables, rule, 0.95)).toBe(1);
     const seg = ruleSegment(tables.ruleSegs, rule.slot);
     const base = ruleIndex(rule.slot) * RULE_F64_STRIDE + RF_ROUTED;
-    expect([seg.ruleF64[base], seg.ruleF64[base + 1]]).toEqual([1, 2]);
+    const row = () => [seg.ruleF64[base], seg.ruleF64[base + 1]];
+    expect(row()).toEqual([0, 0]); // counted in the rule's cache until a flush
+    tables.routedCounts.flush();
+    expect(row()).toEqual([1, 2]);
+    pickSide(tables, rule, 0.1);
+    tables.routedCounts.flush();
+    tables.routedCounts.flush(); // nothing pending: nothing added twice
+    expect(row()).toEqual([2, 2]);
+  });
+
+  it('drops the routes of a rule whose slot went to another rule before the flush', () => {
+    const tables = new SharedTables();
+    const gone = liveRule(tables, 'gone');
+    pickSide(tables, gone, 0.1);
+    pickSide(tables, gone, 0.1);
+    tables.freeRule(gone.slot);
+    const next = liveRule(tables, 'next'); // the same slot, a new generation
+    expect(next.slot).toBe(gone.slot);
+    pickSide(tables, next, 0.95);
+    tables.routedCounts.flush();
+    const seg = ruleSegment(tables.ruleSegs, next.slot);
+    const base = ruleIndex(next.slot) * RULE_F64_STRIDE + RF_ROUTED;
+    expect([seg.ruleF64[base], seg.ruleF64[base + 1]]).toEqual([0, 1]);
+  });
+
+  it('reads the rule\'s rows again only once a publish moved its segment\'s epoch, and at once then', () => {
+    const tables = new SharedTables();
+    const rule = liveRule(tables, 'r1'); // share 0.9
+    const other = liveRule(tables, 'r2'); // the same segment
+    const seg = ruleSegment(tables.ruleSegs, rule.slot);
+    expect(pickSide(tables, rule, 0.5)).toBe(0);
+    // A write that bypasses publishDecision moves no epoch: the cached share stands.
+    seg.ruleF64[ruleIndex(rule.slot) * RULE_F64_STRIDE + RF_PRIMARY_SHARE] = 0.1;
+    expect(pickSide(tables, rule, 0.5)).toBe(0);
+    // A publish into any rule of the segment moves it: the next route reads the rows.
+    publishDecision(ruleSegment(tables.ruleSegs, other.slot), ruleIndex(other.slot), { primaryShare: 0.5, source: DecisionSource.Rules, failProbPrimary: Number.NaN, failProbSecondary: Number.NaN });
+    expect(pickSide(tables, rule, 0.5)).toBe(1);
+    // An override moves no epoch: applyOverride sends the next route to the rows itself.
+    applyOverride(rule, { primaryShare: 1, record: {} as never });
+    expect(pickSide(tables, rule, 0.5)).toBe(0);
+    expect(JSON.parse(routeReplyBytes(rule, 0, false).toString())).toMatchObject({ weight: 1, decision_source: 'rules' });
+    applyOverride(rule, null);
+    expect(pickSide(tables, rule, 0.5)).toBe(1);
   });
 });

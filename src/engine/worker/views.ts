@@ -31,7 +31,8 @@ export function viewsFor(tablesId: number, segments: TableSegments): TableViews 
  * deoptimised the shard loop this is inlined into.
  */
 function madeViews(tablesId: number, segments: TableSegments): TableViews {
-  const v: TableViews = { rules: segments.rules.map((s) => ruleSegmentViews(s)), windows: segments.windows.map((s) => windowSegmentViews(s)) };
+  const epochs = new Int32Array(segments.decisionEpochs);
+  const v: TableViews = { rules: segments.rules.map((s, i) => ruleSegmentViews(s, i, epochs)), windows: segments.windows.map((s) => windowSegmentViews(s)) };
   cache.set(tablesId, v);
   return v;
 }
