@@ -75,6 +75,12 @@ async function work(rounds: number, dist: string): Promise<void> {
   const route = (buf: Buffer): boolean => {
     const body = plain.decodePlainBody(form, buf);
     if (part === 'decode') return body !== undefined;
+    // Builds since the route cache: the trie answers the rule's cache (matchRoute).
+    if (typeof decide.matchRoute === 'function') {
+      const route = decide.matchRoute(tenant, body);
+      if (part === 'match') return route !== undefined;
+      return writers.routeReplyBytes(route, decide.pickSide(tables, route, 0.5), true).length > 0;
+    }
     const rule = decide.matchRule(tenant, body);
     if (part === 'match') return rule !== undefined;
     if (typeof decide.pickSide === 'function') return writers.routeReplyBytes(rule, decide.pickSide(tables, rule, 0.5), true).length > 0;

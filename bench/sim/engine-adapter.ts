@@ -2,7 +2,7 @@
  * The real engine, in-process and in virtual time, behind the simulator's EngineAdapter.
  *
  * It plays the front thread with the service's own code: a Tenant holding one rule (the
- * scenario's primary and secondary), `matchRule` + `decide` for routes, and
+ * scenario's primary and secondary), `matchRoute` + `decide` for routes, and
  * `recordReportedOutcome` for outcomes (classification of the error code, window buckets,
  * run counters). It plays the scheduler with the real worker task (`evaluate` from
  * src/engine/worker/entry.ts, i.e. Tier 1 plus every stage registered in src/engine/worker/stages.ts),
@@ -20,7 +20,7 @@
 import { readDecision, type DecisionFields } from '../../src/shm/decision.js';
 import { DECISION_SOURCE_NAMES, DecisionSource, PF_STATUS, STATUS_NAMES, type StatusName } from '../../src/shm/layout.js';
 import { SharedTables } from '../../src/shm/tables.js';
-import { decide, matchRule } from '../../src/routing/decide.js';
+import { decide, matchRoute } from '../../src/routing/decide.js';
 import { recordReportedOutcome } from '../../src/routing/outcome.js';
 import { toRecord } from '../../src/rules/rule-service.js';
 import { settingsForTier, Tenant, type LiveRule } from '../../src/tenants/tenant.js';
@@ -159,9 +159,9 @@ export class InProcessEngine implements EngineAdapter {
 
   route(nowMs: number): RouteDecision {
     this.catchUp(nowMs);
-    const rule = matchRule(this.tenant, ROUTE_REQUEST);
-    if (rule === undefined) throw new Error('in-process engine: the rule does not match its own transaction');
-    const d = decide(this.tables, rule, this.router.next(), this.tenant.settings.predictionEnabled);
+    const route = matchRoute(this.tenant, ROUTE_REQUEST);
+    if (route === undefined) throw new Error('in-process engine: the rule does not match its own transaction');
+    const d = decide(this.tables, route, this.router.next(), this.tenant.settings.predictionEnabled);
     this.tenant.counters.routed++;
     return { processorId: d.processor_id, weight: d.weight, decisionSource: d.decision_source, failureProbability: d.failure_probability };
   }

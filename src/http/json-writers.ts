@@ -31,7 +31,7 @@ export function routeDecisionJson(d: RouteDecision): string {
 }
 
 /**
- * The reply of a route of `rule` taking `side` (0 primary, 1 secondary), as UTF-8 bytes: those
+ * The reply of a route of the rule taking `side` (0 primary, 1 secondary), as UTF-8 bytes: those
  * written last time for the rule when its route cache says they are still those of its decision
  * fields (pickSide() keeps it so) and the tenant's Tier 2 switch is unchanged, else both sides'
  * replies written anew (routeDecisionJson of pickedDecision). Reusing them saves building the
@@ -39,19 +39,18 @@ export function routeDecisionJson(d: RouteDecision): string {
  * leaves the rule's record and id strings unread (see routing/route-cache.ts). A rule's ids
  * never change: a PATCH makes a new LiveRule.
  */
-export function routeReplyBytes(rule: LiveRule, side: number, predictionEnabled: boolean): Buffer {
-  const c = rule.routeCache!;
-  if (c.repliesCurrent && c.predictionEnabled === predictionEnabled) return side === 0 ? c.primary : c.secondary;
-  return writeReplies(rule, c, predictionEnabled, side);
+export function routeReplyBytes(route: RouteCache<LiveRule>, side: number, predictionEnabled: boolean): Buffer {
+  if (route.repliesCurrent && route.predictionEnabled === predictionEnabled) return side === 0 ? route.primary : route.secondary;
+  return writeReplies(route, predictionEnabled, side);
 }
 
 /** One path for a rule's first route and a changed decision: a branch first taken at a cycle, under load, would deoptimise the handler. */
-function writeReplies(rule: LiveRule, c: RouteCache, predictionEnabled: boolean, side: number): Buffer {
-  c.predictionEnabled = predictionEnabled;
-  c.primary = Buffer.from(routeDecisionJson(pickedDecision(rule, 0, predictionEnabled)), 'utf8');
-  c.secondary = Buffer.from(routeDecisionJson(pickedDecision(rule, 1, predictionEnabled)), 'utf8');
-  c.repliesCurrent = true;
-  return side === 0 ? c.primary : c.secondary;
+function writeReplies(route: RouteCache<LiveRule>, predictionEnabled: boolean, side: number): Buffer {
+  route.predictionEnabled = predictionEnabled;
+  route.primary = Buffer.from(routeDecisionJson(pickedDecision(route, 0, predictionEnabled)), 'utf8');
+  route.secondary = Buffer.from(routeDecisionJson(pickedDecision(route, 1, predictionEnabled)), 'utf8');
+  route.repliesCurrent = true;
+  return side === 0 ? route.primary : route.secondary;
 }
 
 /**

@@ -4,14 +4,15 @@
  * store access, no message to another thread.
  */
 import { decisionEpoch, readDecision, type DecisionFields } from '../shm/decision.js';
-import { DECISION_SOURCE_NAMES, DecisionSource } from '../shm/layout.js';
+import { DECISION_SOURCE_NAMES, DecisionSource, RI_GENERATION } from '../shm/layout.js';
+import { ruleI32Base, ruleIndex, ruleSegment } from '../shm/slots.js';
 import type { SharedTables } from '../shm/tables.js';
 import type { RouteDecision, RouteRequest } from '../schemas/routing.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
 import { deriveAmountTier } from './amount-tier.js';
 import { shownFailureProbability } from '../tiers/foresight/prior.js';
 import { WILDCARD } from './attributes.js';
-import { RouteCache } from './route-cache.js';
+import { STALE_EPOCH, type RouteCache } from './route-cache.js';
 import type { ActiveOverride } from '../overrides/effective.js';
 
 // Reused across calls: the front thread is single-threaded and decide() is synchronous. Their
@@ -49,39 +50,40 @@ export function transactionValues(req: RouteRequest): (string | null)[] {
   return values;
 }
 
-export function matchRule(tenant: Tenant, req: RouteRequest): LiveRule | undefined {
+/** The route cache of the rule that matches the request (routing/route-cache.ts), or undefined. */
+export function matchRoute(tenant: Tenant, req: RouteRequest): RouteCache<LiveRule> | undefined {
   return tenant.trie.match(transactionValues(req));
 }
 
 /**
- * The side a route takes for `rule`: 0 the primary, 1 the secondary. Reads the rule's decision
+ * The side a route of the rule takes: 0 the primary, 1 the secondary. Reads the rule's decision
  * fields from its route cache, or from its shared-memory rows (seqlocked) when the segment's
  * decision epoch moved since the cache last read them, with an operator override applied;
  * draws against the primary's share and counts the route for the per-rule metrics (in the
- * cache: shm/routed-counts.ts adds it to the row). The rule's cache holds what pickedDecision()
- * and the replies (http/json-writers.ts routeReplyBytes) read until its next route.
+ * cache: shm/routed-counts.ts adds it to the row). The cache holds what pickedDecision() and
+ * the replies (http/json-writers.ts routeReplyBytes) read until the rule's next route.
  */
-export function pickSide(tables: SharedTables, rule: LiveRule, random: number): number {
-  const c = routeCacheOf(tables, rule);
-  const epoch = decisionEpoch(c.seg);
-  if (epoch !== c.epoch) readRows(c, rule, epoch);
+export function pickSide(tables: SharedTables, route: RouteCache<LiveRule>, random: number): number {
+  const epoch = decisionEpoch(tables.decisionEpochs, route.segment);
+  if (epoch !== route.epoch) readRows(tables, route, epoch);
   let side: number;
-  if (random < c.share) {
+  if (random < route.share) {
     side = 0;
-    c.routedPrimary++;
+    route.routedPrimary++;
   } else {
     side = 1;
-    c.routedSecondary++;
+    route.routedSecondary++;
   }
-  if (!c.queued) tables.routedCounts.queue(c);
+  if (!route.queued) tables.routedCounts.queue(route);
   return side;
 }
 
 /** The cache's decision fields read again from the rule's rows: the replies stay when the values did not change. */
-function readRows(c: RouteCache, rule: LiveRule, epoch: number): void {
-  readDecision(c.seg, c.index, fields);
+function readRows(tables: SharedTables, c: RouteCache<LiveRule>, epoch: number): void {
+  const seg = ruleSegment(tables.ruleSegs, c.slot);
+  readDecision(seg, ruleIndex(c.slot), fields);
   // An operator override beats every tier while it lasts (reported as `rules`); null = none.
-  const override = rule.override;
+  const override = c.rule.override;
   if (override != null) {
     fields.primaryShare = override.primaryShare;
     fields.source = DecisionSource.Rules;
@@ -98,24 +100,17 @@ function readRows(c: RouteCache, rule: LiveRule, epoch: number): void {
     c.failProbSecondary = fields.failProbSecondary;
     c.repliesCurrent = false;
   }
+  c.generation = Atomics.load(seg.ruleI32, ruleI32Base(c.slot) + RI_GENERATION);
   c.epoch = epoch;
-}
-
-/** The rule's route cache, made at its first route. */
-function routeCacheOf(tables: SharedTables, rule: LiveRule): RouteCache {
-  return rule.routeCache ?? (rule.routeCache = new RouteCache(tables, rule.slot));
 }
 
 /**
  * Puts `override` in force on the rule (null: none), for its next route: the one way to set a
- * LiveRule's override, since a change of it moves no decision epoch. The cache is sent back to
- * the rows with the epoch before the current one, so that the next route's compare fails
- * whatever the counter's value (it wraps).
+ * LiveRule's override, since a change of it moves no decision epoch.
  */
 export function applyOverride(rule: LiveRule, override: ActiveOverride | null): void {
   rule.override = override;
-  const c = rule.routeCache;
-  if (c !== null) c.epoch = (decisionEpoch(c.seg) - 1) | 0;
+  if (rule.routeCache !== null) rule.routeCache.epoch = STALE_EPOCH;
 }
 
 /** Equal numbers, NaN equal to NaN (a failure probability is NaN while Tier 2 has no estimate). */
@@ -124,27 +119,26 @@ function sameNumber(a: number, b: number): boolean {
 }
 
 /**
- * The decision of the last pickSide() of `rule`, taking `side`. `predictionEnabled`: the
+ * The decision of the last pickSide() of the rule, taking `side`. `predictionEnabled`: the
  * tenant's Tier 2 switch (failure_probability is null only when it is off). A scratch object
  * valid until the next call (no allocation per route): read it or copy it before routing again.
  */
-export function pickedDecision(rule: LiveRule, side: number, predictionEnabled: boolean): RouteDecision {
-  const c = rule.routeCache!;
-  const rec = rule.record;
+export function pickedDecision(route: RouteCache<LiveRule>, side: number, predictionEnabled: boolean): RouteDecision {
+  const rec = route.rule.record;
   const primary = side === 0;
-  const share = c.share;
+  const share = route.share;
   decision.processor_id = primary ? rec.primary_id : rec.secondary_id;
   decision.weight = round4(primary ? share : 1 - share);
   decision.fallback_processor_id = primary ? rec.secondary_id : rec.primary_id;
-  decision.decision_source = DECISION_SOURCE_NAMES[c.source] ?? 'rules';
-  decision.failure_probability = shownFailureProbability(primary ? c.failProbPrimary : c.failProbSecondary, predictionEnabled);
+  decision.decision_source = DECISION_SOURCE_NAMES[route.source] ?? 'rules';
+  decision.failure_probability = shownFailureProbability(primary ? route.failProbPrimary : route.failProbSecondary, predictionEnabled);
   decision.rule_id = rec.rule_id;
   return decision;
 }
 
-/** pickSide() and pickedDecision() in one: the route decision for `rule` (a scratch object, as pickedDecision's). */
-export function decide(tables: SharedTables, rule: LiveRule, random: number, predictionEnabled: boolean): RouteDecision {
-  return pickedDecision(rule, pickSide(tables, rule, random), predictionEnabled);
+/** pickSide() and pickedDecision() in one: the route decision (a scratch object, as pickedDecision's). */
+export function decide(tables: SharedTables, route: RouteCache<LiveRule>, random: number, predictionEnabled: boolean): RouteDecision {
+  return pickedDecision(route, pickSide(tables, route, random), predictionEnabled);
 }
 
 function round4(x: number): number {

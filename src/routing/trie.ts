@@ -100,14 +100,22 @@ function isBare<T>(node: Node<T>): boolean {
   return node.value === undefined && node.wild === null && node.sole === null && isEmpty(node.exact);
 }
 
-export class RuleTrie<T> {
+/**
+ * `T`: what the trie holds per rule. `A`: what match() answers for it, made by `answerOf` when
+ * the memo first remembers a tuple that finds it (the tenants' trie answers a rule's route
+ * cache, routing/route-cache.ts, so a route reads nothing of the rule itself); by default the
+ * value itself.
+ */
+export class RuleTrie<T, A = T> {
   private readonly root: Node<T> = newNode();
   private nodes = 1;
   private rules = 0;
   /** Recent answers of match(); dropped on every change (match-memo.ts). */
-  private memo: MatchMemo<T> | null = null;
+  private memo: MatchMemo<A> | null = null;
   /** Entries of the next memo: doubled, up to MAX_MEMO_ENTRIES, each time one is outgrown; kept across changes. */
   private memoEntries = MEMO_ENTRIES;
+
+  constructor(private readonly answerOf: (value: T) => A = (value) => value as unknown as A) {}
 
   get totalNodes(): number {
     return this.nodes;
@@ -201,12 +209,13 @@ export class RuleTrie<T> {
    * Most specific match for a transaction. `values[i]` is the transaction's value at
    * position i (normalized), or null when it has none (then only `*` matches there).
    */
-  match(values: readonly (string | null)[]): T | undefined {
-    const memo = (this.memo ??= new MatchMemo<T>(this.memoEntries));
+  match(values: readonly (string | null)[]): A | undefined {
+    const memo = (this.memo ??= new MatchMemo<A>(this.memoEntries));
     const set = memo.setOf(values);
     const entry = memo.find(set, values);
     if (entry !== MISS) return memo.answerAt(entry);
-    const found = this.walk(this.root, values, 0);
+    const value = this.walk(this.root, values, 0);
+    const found = value === undefined ? undefined : this.answerOf(value);
     memo.remember(set, values, found);
     if (memo.outgrown && this.memoEntries < MAX_MEMO_ENTRIES) {
       this.memoEntries *= 2;

@@ -34,9 +34,14 @@ export function publishDecision(seg: RuleSegmentViews, i: number, d: DecisionFie
   Atomics.add(seg.decisionEpochs, seg.segment, 1); // route caches of the segment read their rows again (layout.ts)
 }
 
-/** The segment's decision epoch: it moves after every publishDecision into the segment. */
-export function decisionEpoch(seg: RuleSegmentViews): number {
-  return Atomics.load(seg.decisionEpochs, seg.segment);
+/**
+ * Segment `segment`'s decision epoch in `epochs` (SharedTables.decisionEpochs): it moves after
+ * every publishDecision into the segment. Never negative (the counter's sign bit is dropped, so
+ * a reader may keep a negative value for "not read yet"); it comes back to a value after 2^31
+ * publishes into one segment, as the seqlock's own counter does.
+ */
+export function decisionEpoch(epochs: Int32Array, segment: number): number {
+  return Atomics.load(epochs, segment) & 0x7fffffff;
 }
 
 /** Reads a consistent snapshot into `out` (reused by the caller: no allocation per route). */

@@ -8,14 +8,13 @@
  * A tally whose slot has since been given to another rule (its generation moved) is dropped:
  * its rule is gone, and the slot's counters started again from zero.
  */
-import { RF_ROUTED, RI_GENERATION, RULE_F64_STRIDE, RULE_I32_STRIDE, type RuleSegmentViews } from './layout.js';
+import { RF_ROUTED, RI_GENERATION, type RuleSegmentViews } from './layout.js';
+import { ruleF64Base, ruleI32Base, ruleSegment } from './slots.js';
 
 /** One rule's routes not yet added to its row. */
 export interface RoutedTally {
-  readonly seg: RuleSegmentViews;
-  /** The rule's index in its segment. */
-  readonly index: number;
-  /** The slot's RI_GENERATION when the tally was made. */
+  readonly slot: number;
+  /** The slot's RI_GENERATION when the routes were counted. */
   readonly generation: number;
   routedPrimary: number;
   routedSecondary: number;
@@ -25,6 +24,9 @@ export interface RoutedTally {
 
 export class RoutedCounts {
   private pending: RoutedTally[] = [];
+
+  /** `segs`: the tables' rule segments (the array itself, which grows with them). */
+  constructor(private readonly segs: readonly RuleSegmentViews[]) {}
 
   /** `tally` has routes to add (its first since the last flush). */
   queue(tally: RoutedTally): void {
@@ -38,9 +40,9 @@ export class RoutedCounts {
     if (pending.length === 0) return;
     this.pending = [];
     for (const t of pending) {
-      const { ruleI32, ruleF64 } = t.seg;
-      if (Atomics.load(ruleI32, t.index * RULE_I32_STRIDE + RI_GENERATION) === t.generation) {
-        const fb = t.index * RULE_F64_STRIDE + RF_ROUTED;
+      const { ruleI32, ruleF64 } = ruleSegment(this.segs, t.slot);
+      if (Atomics.load(ruleI32, ruleI32Base(t.slot) + RI_GENERATION) === t.generation) {
+        const fb = ruleF64Base(t.slot) + RF_ROUTED;
         ruleF64[fb] += t.routedPrimary;
         ruleF64[fb + 1] += t.routedSecondary;
       }

@@ -61,7 +61,7 @@ export class SharedTables {
   private readonly decisionEpochSab = new SharedArrayBuffer(decisionEpochsBytes());
   readonly decisionEpochs = new Int32Array(this.decisionEpochSab);
   /** Routes counted on the front thread, added to the rules' rows in batches (routed-counts.ts). */
-  readonly routedCounts = new RoutedCounts();
+  readonly routedCounts = new RoutedCounts(this.ruleSegs);
   private readonly freeRules: number[] = [];
   private readonly freeWindows: number[] = [];
   private nextRule = 0;

@@ -6,7 +6,7 @@
 import { RuleTrie } from '../routing/trie.js';
 import type { ActiveOverride, OverrideRecord } from '../overrides/effective.js';
 import type { ErrorCodeOverrides } from '../routing/classify.js';
-import type { RouteCache } from '../routing/route-cache.js';
+import { RouteCache } from '../routing/route-cache.js';
 import { NO_OVERRIDES } from '../routing/classify.js';
 import type { Tier1Config } from '../tiers/tier1/config.js';
 
@@ -34,8 +34,13 @@ export interface LiveRule {
   runStartedAt: [number, number] | null;
   /** The operator override in force (src/overrides), null when none: the route path applies it. */
   override?: ActiveOverride | null;
-  /** What its routes read, made at its first route (routing/route-cache.ts). */
-  routeCache: RouteCache | null;
+  /** What its routes read, made when a tuple first finds it (routing/route-cache.ts). */
+  routeCache: RouteCache<LiveRule> | null;
+}
+
+/** The rule's route cache (made at the first call: the rules that take traffic get theirs side by side). */
+export function routeOf(rule: LiveRule): RouteCache<LiveRule> {
+  return rule.routeCache ?? (rule.routeCache = new RouteCache(rule, rule.slot));
 }
 
 export interface TenantCounters {
@@ -61,7 +66,8 @@ export function settingsForTier(tier: 1 | 2 | 3, shadowMode: boolean): TierSetti
 
 export class Tenant {
   readonly rules = new Map<string, LiveRule>();
-  readonly trie = new RuleTrie<LiveRule>();
+  /** Answers a rule's route cache (made when a tuple first finds the rule), not the rule: see routing/route-cache.ts. */
+  readonly trie = new RuleTrie<LiveRule, RouteCache<LiveRule>>(routeOf);
   counters: TenantCounters = { routed: 0, reported: 0, failovers: 0 };
   errorCodes: ErrorCodeOverrides = NO_OVERRIDES;
   /** Tier 1 threshold overrides the tenant configured (validated when set). */

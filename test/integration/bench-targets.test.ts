@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { matchRule } from '../../src/routing/decide.js';
+import { matchRoute } from '../../src/routing/decide.js';
 import type { RouteRequest } from '../../src/schemas/routing.js';
 import { settingsForTier, Tenant } from '../../src/tenants/tenant.js';
 import { startChild, type Child } from '../../bench/lib/processes.js';
@@ -48,7 +48,7 @@ describe('benchmark targets', () => {
     expect(new Set(reqs.map((r) => r.headers['x-api-key'])).size).toBe(TENANTS);
     for (const q of reqs) {
       const body = JSON.parse(q.body) as RouteRequest;
-      const rule = matchRule(expected, body)?.record;
+      const rule = matchRoute(expected, body)?.rule.record;
       expect(rule, q.body).toBeDefined();
       const r = await server.request(q.method, q.path, q.body, json(q.headers));
       expect(r.status, r.text).toBe(200);

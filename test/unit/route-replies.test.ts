@@ -12,7 +12,8 @@ import { publishDecision } from '../../src/shm/decision.js';
 import { DECISION_SOURCE_NAMES, DecisionSource, RF_PRIMARY_SHARE, RF_ROUTED, RULE_F64_STRIDE } from '../../src/shm/layout.js';
 import { ruleIndex, ruleSegment } from '../../src/shm/slots.js';
 import { SharedTables } from '../../src/shm/tables.js';
-import type { LiveRule } from '../../src/tenants/tenant.js';
+import { routeOf, settingsForTier, Tenant, type LiveRule } from '../../src/tenants/tenant.js';
+import { matchRoute } from '../../src/routing/decide.js';
 import { noEvidenceProbability } from '../../src/tiers/foresight/prior.js';
 
 function liveRule(tables: SharedTables, id: string): LiveRule {
@@ -71,16 +72,16 @@ describe('per-rule route replies', () => {
           } else {
             const rule = rules[s.rule];
             target = s.rule;
-            const side = pickSide(tables, rule, s.random);
+            const side = pickSide(tables, routeOf(rule), s.random);
             const st = state[s.rule];
             const ov = rule.override;
             const shareNow = ov != null ? ov.primaryShare : st.share;
             const sourceNow = ov != null ? DecisionSource.Rules : st.source;
             expect(side).toBe(s.random < shareNow ? 0 : 1);
             const want = expected(rule, side, shareNow, sourceNow, st.fps, predictionEnabled);
-            expect(JSON.parse(routeReplyBytes(rule, side, predictionEnabled).toString('utf8'))).toEqual(want);
+            expect(JSON.parse(routeReplyBytes(routeOf(rule), side, predictionEnabled).toString('utf8'))).toEqual(want);
             // The bytes are exactly JSON.stringify's (key order, number forms).
-            expect(routeReplyBytes(rule, side, predictionEnabled).toString('utf8')).toBe(JSON.stringify(want));
+            expect(routeReplyBytes(routeOf(rule), side, predictionEnabled).toString('utf8')).toBe(JSON.stringify(want));
           }
         }
       }),
@@ -91,33 +92,33 @@ describe('per-rule route replies', () => {
   it('reuses a rule\'s bytes while nothing changed, and writes them anew when something did', () => {
     const tables = new SharedTables();
     const rule = liveRule(tables, 'r1');
-    const first = routeReplyBytes(rule, pickSide(tables, rule, 0.5), true);
-    expect(routeReplyBytes(rule, pickSide(tables, rule, 0.5), true)).toBe(first); // the same Buffer
+    const first = routeReplyBytes(routeOf(rule), pickSide(tables, routeOf(rule), 0.5), true);
+    expect(routeReplyBytes(routeOf(rule), pickSide(tables, routeOf(rule), 0.5), true)).toBe(first); // the same Buffer
     expect(rule.routeCache).not.toBeNull();
     publishDecision(ruleSegment(tables.ruleSegs, rule.slot), ruleIndex(rule.slot), { primaryShare: 0.75, source: DecisionSource.Mab, failProbPrimary: 0.02, failProbSecondary: 0.01 });
-    const moved = routeReplyBytes(rule, pickSide(tables, rule, 0.5), true);
+    const moved = routeReplyBytes(routeOf(rule), pickSide(tables, routeOf(rule), 0.5), true);
     expect(moved).not.toBe(first);
     expect(JSON.parse(moved.toString())).toMatchObject({ weight: 0.75, decision_source: 'mab', failure_probability: 0.02 });
     // One failure probability moves, nothing else: the other side's reply shows it.
     publishDecision(ruleSegment(tables.ruleSegs, rule.slot), ruleIndex(rule.slot), { primaryShare: 0.75, source: DecisionSource.Mab, failProbPrimary: 0.02, failProbSecondary: 0.04 });
-    expect(JSON.parse(routeReplyBytes(rule, pickSide(tables, rule, 0.99), true).toString())).toMatchObject({ processor_id: 'r1_s', failure_probability: 0.04 });
+    expect(JSON.parse(routeReplyBytes(routeOf(rule), pickSide(tables, routeOf(rule), 0.99), true).toString())).toMatchObject({ processor_id: 'r1_s', failure_probability: 0.04 });
     // pickedDecision reads the same values the reply shows (the decision log records it).
-    expect(pickedDecision(rule, 0, true)).toMatchObject({ processor_id: 'r1_p', weight: 0.75, failure_probability: 0.02, rule_id: 'r1' });
+    expect(pickedDecision(routeOf(rule), 0, true)).toMatchObject({ processor_id: 'r1_p', weight: 0.75, failure_probability: 0.02, rule_id: 'r1' });
   });
 
   it('counts each route on the side it took, into the row at each flush', () => {
     const tables = new SharedTables();
     const rule = liveRule(tables, 'r1'); // share 0.9
-    expect(pickSide(tables, rule, 0.89)).toBe(0);
-    expect(pickSide(tables, rule, 0.9)).toBe(1);
-    expect(pickSide(tables, rule, 0.95)).toBe(1);
+    expect(pickSide(tables, routeOf(rule), 0.89)).toBe(0);
+    expect(pickSide(tables, routeOf(rule), 0.9)).toBe(1);
+    expect(pickSide(tables, routeOf(rule), 0.95)).toBe(1);
     const seg = ruleSegment(tables.ruleSegs, rule.slot);
     const base = ruleIndex(rule.slot) * RULE_F64_STRIDE + RF_ROUTED;
     const row = () => [seg.ruleF64[base], seg.ruleF64[base + 1]];
     expect(row()).toEqual([0, 0]); // counted in the rule's cache until a flush
     tables.routedCounts.flush();
     expect(row()).toEqual([1, 2]);
-    pickSide(tables, rule, 0.1);
+    pickSide(tables, routeOf(rule), 0.1);
     tables.routedCounts.flush();
     tables.routedCounts.flush(); // nothing pending: nothing added twice
     expect(row()).toEqual([2, 2]);
@@ -126,12 +127,12 @@ describe('per-rule route replies', () => {
   it('drops the routes of a rule whose slot went to another rule before the flush', () => {
     const tables = new SharedTables();
     const gone = liveRule(tables, 'gone');
-    pickSide(tables, gone, 0.1);
-    pickSide(tables, gone, 0.1);
+    pickSide(tables, routeOf(gone), 0.1);
+    pickSide(tables, routeOf(gone), 0.1);
     tables.freeRule(gone.slot);
     const next = liveRule(tables, 'next'); // the same slot, a new generation
     expect(next.slot).toBe(gone.slot);
-    pickSide(tables, next, 0.95);
+    pickSide(tables, routeOf(next), 0.95);
     tables.routedCounts.flush();
     const seg = ruleSegment(tables.ruleSegs, next.slot);
     const base = ruleIndex(next.slot) * RULE_F64_STRIDE + RF_ROUTED;
@@ -143,18 +144,41 @@ describe('per-rule route replies', () => {
     const rule = liveRule(tables, 'r1'); // share 0.9
     const other = liveRule(tables, 'r2'); // the same segment
     const seg = ruleSegment(tables.ruleSegs, rule.slot);
-    expect(pickSide(tables, rule, 0.5)).toBe(0);
+    expect(pickSide(tables, routeOf(rule), 0.5)).toBe(0);
     // A write that bypasses publishDecision moves no epoch: the cached share stands.
     seg.ruleF64[ruleIndex(rule.slot) * RULE_F64_STRIDE + RF_PRIMARY_SHARE] = 0.1;
-    expect(pickSide(tables, rule, 0.5)).toBe(0);
+    expect(pickSide(tables, routeOf(rule), 0.5)).toBe(0);
     // A publish into any rule of the segment moves it: the next route reads the rows.
     publishDecision(ruleSegment(tables.ruleSegs, other.slot), ruleIndex(other.slot), { primaryShare: 0.5, source: DecisionSource.Rules, failProbPrimary: Number.NaN, failProbSecondary: Number.NaN });
-    expect(pickSide(tables, rule, 0.5)).toBe(1);
+    expect(pickSide(tables, routeOf(rule), 0.5)).toBe(1);
     // An override moves no epoch: applyOverride sends the next route to the rows itself.
     applyOverride(rule, { primaryShare: 1, record: {} as never });
-    expect(pickSide(tables, rule, 0.5)).toBe(0);
-    expect(JSON.parse(routeReplyBytes(rule, 0, false).toString())).toMatchObject({ weight: 1, decision_source: 'rules' });
+    expect(pickSide(tables, routeOf(rule), 0.5)).toBe(0);
+    expect(JSON.parse(routeReplyBytes(routeOf(rule), 0, false).toString())).toMatchObject({ weight: 1, decision_source: 'rules' });
     applyOverride(rule, null);
-    expect(pickSide(tables, rule, 0.5)).toBe(1);
+    expect(pickSide(tables, routeOf(rule), 0.5)).toBe(1);
+  });
+
+  it('are what the tenant\'s trie answers: one cache per rule, and a route reads nothing of the rule itself', () => {
+    const tables = new SharedTables();
+    const tenant = new Tenant('t', settingsForTier(1, false));
+    let reads = 0;
+    const plain = liveRule(tables, 'r1');
+    plain.record.attributes = ['US', 'USD', '*', '*', '*', '*'];
+    // Counts every read of the LiveRule's fields once it is in the trie.
+    const rule = new Proxy(plain, { get: (t, k, r) => (reads++, Reflect.get(t, k, r)) });
+    tenant.addRule(rule);
+    const body = (country: string, card: string) => ({ country, currency: 'USD', amount: 10, card_type: card }) as never;
+    const first = matchRoute(tenant, body('US', 'visa'))!;
+    expect(first.rule).toBe(rule);
+    expect(matchRoute(tenant, body('US', 'mastercard'))).toBe(first); // another tuple, the same rule: the same cache
+    routeReplyBytes(first, pickSide(tables, first, 0.5), false); // the first route reads the override
+    reads = 0;
+    for (let i = 0; i < 100; i++) {
+      const route = matchRoute(tenant, body('US', i % 2 ? 'visa' : 'mastercard'))!;
+      expect(JSON.parse(routeReplyBytes(route, pickSide(tables, route, i / 100), false).toString()).rule_id).toBe('r1');
+    }
+    expect(reads).toBe(0);
+    expect(matchRoute(tenant, body('FR', 'visa'))).toBeUndefined();
   });
 });

@@ -62,7 +62,7 @@ describe('rules changed on another replica', () => {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  const routed = (country: string) => tenants.get('acme').trie.match([country, 'EUR', null, null, null, null])?.record;
+  const routed = (country: string) => tenants.get('acme').trie.match([country, 'EUR', null, null, null, null])?.rule.record;
 
   it('a created rule goes live, a changed one is swapped in place, a removed one goes', async () => {
     await store.remote('rules', 'acme', 'x', rec('x', ['GB', 'EUR']));

@@ -1,7 +1,7 @@
 /** POST /v1/route and POST /v1/outcome: the hot path (spec 2.1-2.3, 4.1). */
 import { tenantOf, type AppContext } from '../../app-context.js';
 import { errors } from '../../errors.js';
-import { matchRule, pickedDecision, pickSide } from '../../routing/decide.js';
+import { matchRoute, pickedDecision, pickSide } from '../../routing/decide.js';
 import { CLASSIFICATION_NAMES, recordReportedOutcome } from '../../routing/outcome.js';
 import { compile, ErrorSchema } from '../../schemas/common.js';
 import { OUTCOME_REPORT_FORM, plainOutcomeReport, plainRouteRequest, ROUTE_REQUEST_FORM } from '../../schemas/hot-bodies.js';
@@ -34,15 +34,15 @@ export function routingEndpoints(app: AppContext, shadow: ShadowObserver | null 
       plainBody: ROUTE_REQUEST_FORM,
       handler: (ctx, body) => {
         const tenant = tenantOf(app, ctx);
-        const rule = matchRule(tenant, body);
-        if (!rule) throw errors.noMatch();
-        const side = pickSide(app.tables, rule, Math.random());
+        const route = matchRoute(tenant, body);
+        if (!route) throw errors.noMatch();
+        const side = pickSide(app.tables, route, Math.random());
         const predictionEnabled = tenant.settings.predictionEnabled;
-        if (body.transaction_id !== undefined) app.decisions.routed(tenant, rule, body.transaction_id, pickedDecision(rule, side, predictionEnabled), Date.now());
+        if (body.transaction_id !== undefined) app.decisions.routed(tenant, route.rule, body.transaction_id, pickedDecision(route, side, predictionEnabled), Date.now());
         tenant.counters.routed++;
         app.metrics.counts.routed++;
         if (shadow !== null && tenant.settings.shadowMode) shadow.routed(tenant, Date.now());
-        return { status: 200, body: routeReplyBytes(rule, side, predictionEnabled) };
+        return { status: 200, body: routeReplyBytes(route, side, predictionEnabled) };
       },
       doc: {
         summary: 'Choose the processor for a payment',
