@@ -15,7 +15,10 @@
  * machine at hand.
  *   BENCH_ROUNDS (7), BENCH_SLICES (6), BENCH_PROFILE_RULES (1000), BENCH_TENANTS (5),
  *   BENCH_PATHS (route,outcome), BENCH_NODE_ARGS_OTHER and BENCH_NODE_ARGS_THIS (node flags for
- *   one build's process, space-separated: the same build under two V8 settings is a comparison too)
+ *   one build's process, space-separated: the same build under two V8 settings is a comparison too),
+ *   BENCH_OTHER_RULES (the other service's rule count, default BENCH_PROFILE_RULES: with this build
+ *   as the other, `BENCH_PROFILE_RULES=100000 BENCH_OTHER_RULES=10` is the cost of 100,000 rules
+ *   over 10 on one build, the issue's "within 10%", measured by CPU per request)
  * With BENCH_TENANTS=1 one tenant routes all 200 of the bench's tuples (5 tenants route 40
  * each): a merchant with more usual tuples than a trie's first memo holds.
  */
@@ -35,6 +38,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const SLICES = Number(process.env.BENCH_SLICES ?? 6);
 const RULES = Number(process.env.BENCH_PROFILE_RULES ?? 1000);
 const TENANTS = Number(process.env.BENCH_TENANTS ?? 5);
+const OTHER_RULES = Number(process.env.BENCH_OTHER_RULES ?? RULES);
 const PATHS = (process.env.BENCH_PATHS ?? 'route,outcome').split(',');
 const nodeArgs = (v: string | undefined): string[] => (v ?? '').split(' ').filter(Boolean);
 
@@ -68,36 +72,43 @@ async function main(): Promise<void> {
   if (!other) throw new Error('usage: compare-builds.js <path to the other build\'s dist/src/main.js>');
   pinSelf('0'); // with the generator, off the services' core
   const work = mkdtempSync(join(tmpdir(), 'prbench-'));
-  const seeded = join(work, 'seed');
-  const { tenants, rules } = await seed(seeded, { rules: RULES, tenants: TENANTS });
-  const sample = sampleRules(rules);
-  const env = (dir: string) => ({ SERVICE_DATA_DIR: dir, SERVICE_API_KEYS: apiKeysFor(tenants), SERVICE_RATE_LIMIT_RPS: '0' });
-  const all: Record<string, BenchRequest[]> = {
-    route: routeRequests(sample, tenants.length),
-    outcome: outcomeRequests(sample.slice(0, 50), 1).map((q, i) => ({ ...q, headers: { 'x-api-key': `key${i % tenants.length}` } })),
-  };
-  const unknown = PATHS.filter((p) => !(p in all));
+  // One data set per rule count (a service gets a copy: a data directory has one owner).
+  const dataSets = new Map<number, { dir: string; requests: Record<string, BenchRequest[]>; keys: string }>();
+  for (const n of new Set([RULES, OTHER_RULES])) {
+    const dir = join(work, `seed-${n}`);
+    const { tenants, rules } = await seed(dir, { rules: n, tenants: Math.min(TENANTS, n) });
+    const sample = sampleRules(rules);
+    const requests: Record<string, BenchRequest[]> = {
+      route: routeRequests(sample, tenants.length),
+      outcome: outcomeRequests(sample.slice(0, 50), 1).map((q, i) => ({ ...q, headers: { 'x-api-key': `key${i % tenants.length}` } })),
+    };
+    dataSets.set(n, { dir, requests, keys: apiKeysFor(tenants) });
+  }
+  const env = (dir: string, keys: string) => ({ SERVICE_DATA_DIR: dir, SERVICE_API_KEYS: keys, SERVICE_RATE_LIMIT_RPS: '0' });
+  const unknown = PATHS.filter((p) => !(p in dataSets.get(RULES)!.requests));
   if (unknown.length > 0) throw new Error(`BENCH_PATHS: unknown ${unknown.join(', ')} (route, outcome)`);
-  const paths = Object.fromEntries(PATHS.map((p) => [p, all[p]]));
-  const builds: [string, string, string[]][] = [
-    ['other', other, nodeArgs(process.env.BENCH_NODE_ARGS_OTHER)],
-    ['this', join(DIST, 'src/main.js'), nodeArgs(process.env.BENCH_NODE_ARGS_THIS)],
+  const builds: [string, string, string[], number][] = [
+    ['other', other, nodeArgs(process.env.BENCH_NODE_ARGS_OTHER), OTHER_RULES],
+    ['this', join(DIST, 'src/main.js'), nodeArgs(process.env.BENCH_NODE_ARGS_THIS), RULES],
   ];
   const services: Child[] = [];
   const rows: Record<string, string | number>[] = [];
   try {
-    for (const [label, script, flags] of builds) {
+    for (const [label, script, flags, n] of builds) {
       const dir = join(work, label);
-      cpSync(seeded, dir, { recursive: true });
-      const svc = await startChild(script, env(dir), 120_000, { cpus: '1', nodeArgs: flags });
+      const data = dataSets.get(n)!;
+      cpSync(data.dir, dir, { recursive: true });
+      const svc = await startChild(script, env(dir, data.keys), 120_000, { cpus: '1', nodeArgs: flags });
       services.push(svc);
       svc.proc.kill('SIGSTOP');
     }
     const [a, b] = services;
-    for (const [name, reqs] of Object.entries(paths)) {
-      for (const svc of services) {
+    for (const name of PATHS) {
+      const reqsA = dataSets.get(OTHER_RULES)!.requests[name];
+      const reqs = dataSets.get(RULES)!.requests[name];
+      for (const [svc, r] of [[a, reqsA], [b, reqs]] as const) {
         svc.proc.kill('SIGCONT');
-        await runWrk({ url: svc.url, requests: reqs, durationS: 2, connections: 64, cpus: '0' }); // JIT warm-up, not counted
+        await runWrk({ url: svc.url, requests: r, durationS: 2, connections: 64, cpus: '0' }); // JIT warm-up, not counted
         svc.proc.kill('SIGSTOP');
       }
       const ratios: number[] = [];
@@ -106,11 +117,11 @@ async function main(): Promise<void> {
         const tb: Tally = { requests: 0, cpuS: 0, seconds: 0 };
         for (let i = 0; i < SLICES; i++) {
           if (i % 2 === 0) {
-            await slice(a, reqs, ta);
+            await slice(a, reqsA, ta);
             await slice(b, reqs, tb);
           } else {
             await slice(b, reqs, tb);
-            await slice(a, reqs, ta);
+            await slice(a, reqsA, ta);
           }
         }
         const ratio = usPerRequest(tb) / usPerRequest(ta);
@@ -126,7 +137,7 @@ async function main(): Promise<void> {
     await Promise.all(services.map((s) => s.stop()));
     rmSync(work, { recursive: true, force: true });
   }
-  console.log('\nServer CPU per request, this build over the other (1 s slices, alternated; the idle service stopped):');
+  console.log(`\nServer CPU per request, this build (${RULES} rules) over the other (${OTHER_RULES} rules); 1 s slices, alternated, the idle service stopped:`);
   console.log(table(rows.filter((r) => r.round === 'median')));
 }
 
