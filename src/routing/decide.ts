@@ -5,7 +5,7 @@
  */
 import { decisionEpoch, readDecision, type DecisionFields } from '../shm/decision.js';
 import { DECISION_SOURCE_NAMES, DecisionSource, RI_GENERATION } from '../shm/layout.js';
-import { ruleI32Base, ruleIndex, ruleSegment } from '../shm/slots.js';
+import { ruleI32Base, ruleIndex, ruleSegment, ruleSegmentNumber } from '../shm/slots.js';
 import type { SharedTables } from '../shm/tables.js';
 import type { RouteDecision, RouteRequest } from '../schemas/routing.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
@@ -64,7 +64,7 @@ export function matchRoute(tenant: Tenant, req: RouteRequest): RouteCache<LiveRu
  * the replies (http/json-writers.ts routeReplyBytes) read until the rule's next route.
  */
 export function pickSide(tables: SharedTables, route: RouteCache<LiveRule>, random: number): number {
-  const epoch = decisionEpoch(tables.decisionEpochs, route.segment);
+  const epoch = decisionEpoch(tables.decisionEpochs, ruleSegmentNumber(route.slot));
   if (epoch !== route.epoch) readRows(tables, route, epoch);
   let side: number;
   if (random < route.share) {

@@ -18,7 +18,7 @@
  * does not change the object's layout and deoptimise the route handler.
  */
 import { Buffer } from 'node:buffer';
-import { RULE_SHIFT, type DecisionSource } from '../shm/layout.js';
+import type { DecisionSource } from '../shm/layout.js';
 import type { RoutedTally } from '../shm/routed-counts.js';
 
 const NO_BYTES = Buffer.alloc(0);
@@ -27,8 +27,6 @@ const NO_BYTES = Buffer.alloc(0);
 export const STALE_EPOCH = -1;
 
 export class RouteCache<R> implements RoutedTally {
-  /** The segment of the rule's slot: its place in the tables' decision epochs. */
-  readonly segment: number;
   /** The segment's decision epoch the fields below were read at (STALE_EPOCH: read them at the next route). */
   epoch = STALE_EPOCH;
   /** The decision fields (pickSide reads them, the override applied). */
@@ -53,7 +51,5 @@ export class RouteCache<R> implements RoutedTally {
   constructor(
     readonly rule: R,
     readonly slot: number,
-  ) {
-    this.segment = slot >> RULE_SHIFT;
-  }
+  ) {}
 }

@@ -18,9 +18,14 @@ import {
   type WindowSegmentViews,
 } from './layout.js';
 
+/** The number of the segment holding rule `slot` (its place in a segment list and in the decision epochs). */
+export function ruleSegmentNumber(slot: number): number {
+  return slot >> RULE_SHIFT;
+}
+
 /** The segment holding rule `slot`, from a segment list (SharedTables.ruleSegs, a worker's views). */
 export function ruleSegment(segs: readonly RuleSegmentViews[], slot: number): RuleSegmentViews {
-  return segs[slot >> RULE_SHIFT];
+  return segs[ruleSegmentNumber(slot)];
 }
 
 /** The rule's index inside its segment (what publishDecision / readDecision take). */

@@ -24,7 +24,6 @@ import {
   RF_ROUTED,
   RF_OUTCOMES,
   OUTCOME_RESULTS,
-  RULE_SHIFT,
   RULES_PER_SEGMENT,
   WINDOW_SHIFT,
   DecisionSource,
@@ -39,7 +38,10 @@ import {
 } from './layout.js';
 import { RoutedCounts } from './routed-counts.js';
 import { clearWindow } from './window.js';
-import { processorRowOffset, ruleF64Base, ruleI32Base, ruleSegment, windowIndex, windowSegment } from './slots.js';
+import { processorRowOffset, ruleF64Base, ruleI32Base, ruleSegment, ruleSegmentNumber, windowIndex, windowSegment } from './slots.js';
+
+/** A memory page: only the epochs' pages a segment has touched are resident. */
+const PAGE_BYTES = 4096;
 
 export interface TableSegments {
   rules: SharedArrayBuffer[];
@@ -84,17 +86,15 @@ export class SharedTables {
     let slot = this.freeRules.pop();
     const reused = slot !== undefined;
     if (slot === undefined) {
-      slot = this.nextRule++;
-      if (slot >> RULE_SHIFT >= this.ruleSabs.length) {
-        const segment = this.ruleSabs.length;
-        if (segment >= MAX_RULE_SEGMENTS) {
-          this.nextRule--;
-          throw new Error(`the shared tables hold at most ${MAX_RULE_SEGMENTS * RULES_PER_SEGMENT} rules`);
-        }
+      slot = this.nextRule;
+      const segment = ruleSegmentNumber(slot);
+      if (segment >= this.ruleSabs.length) {
+        if (segment >= MAX_RULE_SEGMENTS) throw new Error(`the shared tables hold at most ${MAX_RULE_SEGMENTS * RULES_PER_SEGMENT} rules`);
         const sab = new SharedArrayBuffer(ruleSegmentBytes());
         this.ruleSabs.push(sab);
         this.ruleSegs.push(ruleSegmentViews(sab, segment, this.decisionEpochs));
       }
+      this.nextRule++;
     }
     const { ruleI32, ruleF64, procF64 } = ruleSegment(this.ruleSegs, slot);
     const ib = ruleI32Base(slot);
@@ -174,9 +174,10 @@ export class SharedTables {
     return w;
   }
 
-  /** Bytes held in shared memory, for the memory report (of the epochs, the pages in use: one per 1,024 segments). */
+  /** Bytes held in shared memory, for the memory report (of the epochs' buffer, the pages its segments' epochs are on). */
   bytes(): number {
-    return this.ruleSabs.length * ruleSegmentBytes() + this.windowSabs.length * windowSegmentBytes() + Math.ceil(this.ruleSabs.length / 1024) * 4096;
+    const epochPages = Math.ceil((this.ruleSabs.length * Int32Array.BYTES_PER_ELEMENT) / PAGE_BYTES);
+    return this.ruleSabs.length * ruleSegmentBytes() + this.windowSabs.length * windowSegmentBytes() + epochPages * PAGE_BYTES;
   }
 }
 
