@@ -65,7 +65,7 @@ function stringValue(f: PlainField, buf: Buffer, start: number, n: number): numb
     end = stringEnd(buf, start, n);
     if (end < 0 || end - start < f.min || end - start > f.max) return -1;
   } else return -1; // a string where a number or a boolean belongs
-  value = asciiString(buf, start, end);
+  value = f.cached ? asciiString(buf, start, end) : buf.toString('latin1', start, end);
   return end + 1;
 }
 

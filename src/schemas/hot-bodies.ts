@@ -42,6 +42,19 @@ export class PlainField {
   }
   /** The choices' ASCII bytes, by choice (what the decoder compares a body's bytes with). */
   readonly choiceBytes: readonly Uint8Array[];
+  /** Whether the decoder takes this field's strings through its cache (json-bytes.ts asciiString); see uncached(). */
+  cached = true;
+
+  /**
+   * For a field whose value is new in nearly every body (a transaction id): decoded without
+   * the string cache. Cached, each such value would cost a copy of its bytes and evict a value
+   * that does repeat (a rule id, a country), and, held by the cache, survive the next scavenge
+   * instead of dying with its request.
+   */
+  uncached(): this {
+    this.cached = false;
+    return this;
+  }
 }
 
 /** Each name's bytes (the names are ASCII: field names and enum values). */
@@ -137,7 +150,7 @@ export const ROUTE_REQUEST_FORM = new PlainForm<RouteRequest>(
     new PlainField('transaction_type', PlainKind.OneOf, false, 0, 0, TRANSACTION_TYPES),
     new PlainField('amount', PlainKind.Number, true, 0, 1e15),
     new PlainField('amount_tier', PlainKind.OneOf, true, 0, 0, AMOUNT_TIERS),
-    new PlainField('transaction_id', PlainKind.Id),
+    new PlainField('transaction_id', PlainKind.Id).uncached(),
   ],
   ['country', 'currency'],
   // Every field present (undefined where the body has none): one hidden class for every body.
@@ -160,7 +173,7 @@ export const OUTCOME_REPORT_FORM = new PlainForm<OutcomeReport>(
     new PlainField('success', PlainKind.Boolean),
     new PlainField('latency_ms', PlainKind.Number, false, 0, 3_600_000),
     new PlainField('error_code', PlainKind.Text, true, 0, MAX_ID_LENGTH),
-    new PlainField('transaction_id', PlainKind.Id),
+    new PlainField('transaction_id', PlainKind.Id).uncached(),
   ],
   ['rule_id', 'processor_id', 'success', 'latency_ms'],
   (v) => ({

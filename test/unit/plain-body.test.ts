@@ -59,6 +59,23 @@ describe('plain hot bodies, decoded from their bytes', () => {
     }
   });
 
+  it('decodes a transaction id, new in every body, beside repeated values, without the string cache', () => {
+    for (const [, form] of forms) {
+      for (const f of form.fields) expect(f.cached, `${f.name} cached`).toBe(f.name !== 'transaction_id');
+    }
+    // Bodies as production sends them: the same rule ids and countries again and again, a
+    // transaction id never seen before in each; every field as JSON.parse reads it.
+    const rules = sampleRules(ruleSet(1000), 20);
+    for (let i = 0; i < 3000; i++) {
+      const r = rules[i % rules.length];
+      const tx = `tx_${(i * 7919).toString(36)}.${i}:${'x'.repeat(i % 90)}`;
+      const route = JSON.stringify({ country: r.attributes[0] === '*' ? 'ZZ' : r.attributes[0], currency: r.attributes[1], transaction_id: tx });
+      const outcome = JSON.stringify({ rule_id: r.rule_id, processor_id: r.primary_id, success: i % 3 > 0, latency_ms: i, error_code: null, transaction_id: tx });
+      expectSameFields(ROUTE_REQUEST_FORM as PlainForm<unknown>, route, decode(ROUTE_REQUEST_FORM, route));
+      expectSameFields(OUTCOME_REPORT_FORM as PlainForm<unknown>, outcome, decode(OUTCOME_REPORT_FORM, outcome));
+    }
+  });
+
   it('declines what is not in the plain form or what the schema refuses', () => {
     const route = (extra: string) => `{"country":"US","currency":"USD"${extra}}`;
     for (const text of [
