@@ -23,10 +23,12 @@ export const BODY_WARM_UP_ROUNDS = 2000;
 
 /**
  * The example, the example with every boolean negated and every value whose schema accepts
- * null set to null (the outcome example's failure becomes a success with no error code), and
- * the example with its keys in reverse order: every literal the flat form holds, under the keys
- * real bodies use, and keys out of the schema's order (the decoder tries the expected key
- * first; the search past it is code the first such body would otherwise deoptimise).
+ * null set to null (the outcome example's failure becomes a success with no error code), the
+ * example with its keys in reverse order, and the example with every number given to 17
+ * significant digits: every literal the flat form holds, under the keys real bodies use, keys
+ * out of the schema's order (the decoder tries the expected key first; the search past it is
+ * code the first such body would otherwise deoptimise), and numbers converted from their text
+ * (json-bytes.ts numberEnd), as computed amounts arrive.
  */
 export function warmUpBodies(target: Mounted): unknown[] {
   const { ep } = target;
@@ -37,7 +39,8 @@ export function warmUpBodies(target: Mounted): unknown[] {
   for (const [k, v] of Object.entries(example)) {
     variant[k] = typeof v === 'boolean' ? !v : props[k] !== undefined && Value.Check(props[k], null) ? null : v;
   }
-  return [example, variant, Object.fromEntries(Object.entries(example).reverse())];
+  const longNumbers = Object.fromEntries(Object.entries(example).map(([k, v]) => [k, typeof v === 'number' ? v + 1 / 3 : v]));
+  return [example, variant, Object.fromEntries(Object.entries(example).reverse()), longNumbers];
 }
 
 export interface BodyWarmUpReport {

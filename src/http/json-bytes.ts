@@ -31,7 +31,7 @@ export function stringEnd(buf: Uint8Array, start: number, n: number): number {
 
 /** 10^k for the exact decimal conversion below (all exactly representable up to 10^22). */
 const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
-/** Up to 15 significant digits the mantissa stays an exact integer (below 2^53). */
+/** Up to 15 significant digits the mantissa stays an exact integer (below 2^53); longer numbers are converted from their text. */
 const MAX_DIGITS = 15;
 
 /** The value of the number numberEnd() read last (the front thread reads it at once). */
@@ -39,10 +39,14 @@ export let scannedNumber = 0;
 
 /**
  * The end of the plain number at `i` (its value in scannedNumber), or -1. [0-9]+ (. [0-9]+)?,
- * no leading zero, no exponent, at most 15 significant digits: mantissa / 10^fraction digits
- * is then the correctly rounded double JSON.parse gives (both operands exact, one division).
+ * no leading zero, no exponent. Up to 15 significant digits mantissa / 10^fraction digits is
+ * the correctly rounded double JSON.parse gives (both operands exact, one division); a longer
+ * one (what JavaScript and Python print for most computed amounts: 339.8298173981612) is
+ * converted from its text, as JSON.parse converts it, instead of sending the whole body to
+ * JSON.parse and the full schema check (2.4x the decoding time).
  */
-export function numberEnd(buf: Uint8Array, i: number, n: number): number {
+export function numberEnd(buf: Buffer, i: number, n: number): number {
+  const start = i;
   const c = buf[i];
   if (!(c >= 0x30 && c <= 0x39)) return -1; // a minus sign, or not a number
   if (c === 0x30 && buf[i + 1] >= 0x30 && buf[i + 1] <= 0x39) return -1; // "01" is not JSON
@@ -62,8 +66,7 @@ export function numberEnd(buf: Uint8Array, i: number, n: number): number {
     }
     if (fraction === 0) return -1; // "1." is not JSON
   }
-  if (digits > MAX_DIGITS) return -1;
-  scannedNumber = fraction === 0 ? mantissa : mantissa / POW10[fraction];
+  scannedNumber = digits > MAX_DIGITS ? Number(buf.toString('latin1', start, i)) : fraction === 0 ? mantissa : mantissa / POW10[fraction];
   return i;
 }
 

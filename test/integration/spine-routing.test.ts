@@ -145,6 +145,12 @@ describe('POST /v1/route: amount tiers', () => {
       [4999.99, 'ca_high_value'],
       [5000, 'ca_premium'],
       [1e9, 'ca_premium'],
+      // One unit in the last place from a boundary, 16-17 significant digits as computed amounts arrive.
+      [9.999999999999998, 'ca_micro'],
+      [499.99999999999994, 'ca_standard'],
+      [500.00000000000006, 'ca_high_value'],
+      [4999.999999999999, 'ca_high_value'],
+      [5000.000000000001, 'ca_premium'],
     ];
     for (const [amount, expected] of cases) {
       expect({ amount, rule: await routeRule({ country: 'CA', currency: 'CAD', amount }) }).toEqual({ amount, rule: expected });

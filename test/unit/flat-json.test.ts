@@ -30,6 +30,11 @@ describe('flat JSON', () => {
       '{"amount":0}',
       '{"amount":0.000001}',
       '{"amount":999999999999999}',
+      '{"amount":1234567890123456}', // 16 digits and more: converted from their text
+      '{"amount":339.8298173981612}', // what Math.random() * 1000 prints
+      '{"amount":0.30000000000000004}',
+      '{"amount":9007199254740993}', // past 2^53: rounds as JSON.parse rounds
+      `{"amount":${'9'.repeat(400)}}`, // Infinity for both
     ]) {
       const got = parse(text);
       expect(got, text).toBeDefined();
@@ -58,7 +63,6 @@ describe('flat JSON', () => {
       '{"amount":01}',
       '{"amount":1.}',
       '{"amount":.5}',
-      '{"amount":1234567890123456}', // 16 digits
       '{"amount":{"x":1}}',
       '{"amount":[1]}',
       '{"success":tru}',
