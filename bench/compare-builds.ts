@@ -29,7 +29,7 @@ import { join } from 'node:path';
 import { processCpuS } from './lib/cpu-usage.js';
 import { table } from './lib/load.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
-import { apiKeysFor, outcomeRequests, routeRequests, sampleRules, type BenchRequest } from './lib/requests.js';
+import { apiKeysFor, hotPathRequests, sampleRules, type BenchRequest } from './lib/requests.js';
 import { median } from './lib/scenario-metrics.js';
 import { seed } from './lib/seed.js';
 import { pinSelf, requireWrk, runWrk } from './lib/wrk.js';
@@ -78,10 +78,7 @@ async function main(): Promise<void> {
     const dir = join(work, `seed-${n}`);
     const { tenants, rules } = await seed(dir, { rules: n, tenants: Math.min(TENANTS, n) });
     const sample = sampleRules(rules);
-    const requests: Record<string, BenchRequest[]> = {
-      route: routeRequests(sample, tenants.length),
-      outcome: outcomeRequests(sample.slice(0, 50), 1).map((q, i) => ({ ...q, headers: { 'x-api-key': `key${i % tenants.length}` } })),
-    };
+    const requests: Record<string, BenchRequest[]> = hotPathRequests(sample, tenants.length);
     dataSets.set(n, { dir, requests, keys: apiKeysFor(tenants) });
   }
   const env = (dir: string, keys: string) => ({ SERVICE_DATA_DIR: dir, SERVICE_API_KEYS: keys, SERVICE_RATE_LIMIT_RPS: '0' });
