@@ -49,7 +49,9 @@ export class RouteCache<R> implements RoutedTally {
   queued = false;
 
   constructor(
+    /** The rule, read only when the rows are (its override) and for a reply or decision record written anew. */
     readonly rule: R,
+    /** The rule's slot, kept here although the rule has it: a route reads this object and not the rule (see above). */
     readonly slot: number,
   ) {}
 }
