@@ -3,7 +3,7 @@
  * evaluation cycle comes from (issue 20's last latency target, measured by `npm run bench` at
  * 1,000 rules), phase by phase and thread by thread.
  *
- * Set-up as in `npm run bench`: 1,000 rules over 5 tenants, API keys, the service pinned to
+ * Set-up as in `npm run bench`: 1,000 rules (`--rules`) over 5 tenants, API keys, the service pinned to
  * BENCH_SERVER_CPU (1; all its threads share that core), wrk to BENCH_GENERATOR_CPU (0), 64
  * connections, POST /v1/route at saturation. Each build runs as two services: one with the
  * default 5 s evaluation cycle, one whose cycle never comes within a run
@@ -24,7 +24,7 @@
  * and charged to the threads that ran meanwhile (bench/lib/sched-trace.ts): what the service's
  * own threads cost it, apart from what other processes on a busy machine do.
  *
- *   npm run bench:scrape-p99 -- [--rounds 3] [--duration 6] [--phases none,scrape,cycle,both] [--other <dist/>] [--other-node-args=<flags>] [--sched]
+ *   npm run bench:scrape-p99 -- [--rounds 3] [--rules 1000] [--duration 6] [--phases none,scrape,cycle,both] [--other <dist/>] [--other-node-args=<flags>] [--sched]
  */
 import './lib/quiet-gc.js'; // first: restarts this process with the memory reducer off (see there)
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -47,18 +47,18 @@ import { POOL_THREAD_NICE_INCREMENT } from '../src/engine/worker/priority.js';
 const SERVER_CPU = process.env.BENCH_SERVER_CPU ?? '1';
 const GENERATOR_CPU = process.env.BENCH_GENERATOR_CPU ?? '0';
 const CONNECTIONS = 64;
-const RULES = 1000;
 const TENANTS = 5;
 const PHASES = ['none', 'scrape', 'cycle', 'both'] as const;
 type Phase = (typeof PHASES)[number];
 
 const flags = parseCli({
-  usage: 'npm run bench:scrape-p99 -- [--rounds N] [--duration S] [--phases none,scrape,cycle,both] [--other <dist/>]',
+  usage: 'npm run bench:scrape-p99 -- [--rounds N] [--rules N] [--duration S] [--phases none,scrape,cycle,both] [--other <dist/>]',
   summary:
     'Route p99 at saturation (1,000 rules, service on one core) with no scrape and no cycle, scrapes only, the cycle only, and both; ' +
     "per run the CPU of the service's threads and the front thread's stalls (own work or preempted). --other interleaves another build.",
   options: {
     rounds: { type: 'string', default: '3' },
+    rules: { type: 'string', default: '1000' },
     duration: { type: 'string', default: '6' },
     phases: { type: 'string', default: PHASES.join(',') },
     quiet: { type: 'string', default: '3' },
@@ -69,6 +69,7 @@ const flags = parseCli({
   },
   help: {
     rounds: 'rounds of every phase per build',
+    rules: 'rules over the 5 tenants, every one of them given outcomes before the phases (1,000 as `npm run bench` measures; 100,000: what a cycle costs when all of them have traffic)',
     duration: 'seconds per run',
     phases: 'which phases to run (none, scrape, cycle, both)',
     quiet: 'quiet runs per service before any outcome',
@@ -110,6 +111,7 @@ async function main(): Promise<void> {
   const phases = flags.phases.split(',') as Phase[];
   for (const p of phases) if (!PHASES.includes(p)) throw new Error(`unknown phase ${p}`);
   const durationS = Number(flags.duration);
+  const RULES = Number(flags.rules);
   const builds: [string, string][] = [['this', DIST]];
   if (flags.other !== undefined || flags['other-node-args'] !== undefined) builds.push(['other', resolve(flags.other ?? DIST)]);
   const nodeArgsOf = (build: string) => (build === 'other' ? (flags['other-node-args'] ?? '').split(' ').filter((a) => a !== '') : []);

@@ -82,17 +82,25 @@ const luaString = (s: string) => {
   return `[${eq}[${s}]${eq}]`;
 };
 
+/** Requests per Lua function: a function holds at most 65,536 constants (each body is one). */
+const LUA_CHUNK = 4096;
+
 function script(requests: readonly WrkRequest[]): string {
-  const entries = requests
-    .map((q) => {
-      const headers = Object.entries({ 'Content-Type': 'application/json', ...q.headers })
-        .map(([k, v]) => `[ ${luaString(k)} ] = ${luaString(v)}`)
-        .join(', ');
-      return `  { ${luaString(q.method)}, ${luaString(q.path)}, { ${headers} }, ${luaString(q.body)} },`;
-    })
-    .join('\n');
+  const entries = requests.map((q) => {
+    const headers = Object.entries({ 'Content-Type': 'application/json', ...q.headers })
+      .map(([k, v]) => `[ ${luaString(k)} ] = ${luaString(v)}`)
+      .join(', ');
+    return `  { ${luaString(q.method)}, ${luaString(q.path)}, { ${headers} }, ${luaString(q.body)} },`;
+  });
+  const chunks: string[] = [];
+  for (let i = 0; i < entries.length; i += LUA_CHUNK) {
+    chunks.push(`(function() return {\n${entries.slice(i, i + LUA_CHUNK).join('\n')}\n} end)`);
+  }
   return `local grid = { ${QUANTILE_GRID.join(', ')} }
-local raw = {\n${entries}\n}
+local raw = {}
+for _, chunk in ipairs({ ${chunks.join(',\n')} }) do
+  for _, q in ipairs(chunk()) do raw[#raw + 1] = q end
+end
 local reqs = {}
 local i = 0
 init = function(args)

@@ -18,7 +18,8 @@ import { yieldTurn } from '../front-turns.js';
 import { compactRecord } from '../rules/compact-record.js';
 import { toRecord } from '../rules/rule-service.js';
 import { OutcomeKind, recordOutcome } from '../shm/window.js';
-import { windowIndex, windowSegment } from '../shm/slots.js';
+import { PF_SAMPLE_COUNT, PF_STATUS } from '../shm/layout.js';
+import { processorRowOffset, ruleSegment, windowIndex, windowSegment } from '../shm/slots.js';
 import { SharedTables } from '../shm/tables.js';
 import type { Store } from '../store/store.js';
 import { Tenant, type LiveRule, type TierSettings } from '../tenants/tenant.js';
@@ -31,14 +32,16 @@ export const WARM_UP_COLLECTIONS = ['jit_warm_up_checkpoints', 'jit_warm_up_coun
 
 /** Rules checkpointed per round: a few slots of the service's tables (each round rewrites them). */
 export const WARM_UP_RULES = 64;
-/** Rounds: each rule's checkpoint is written this many times (~3,800 puts in all). */
+/** Rounds: each rule with outcomes is checkpointed this many times, written when it changed (~1,000 puts in all). */
 export const WARM_UP_ROUNDS = 80;
 
 export interface CheckpointWarmUpReport {
   /** Wall time from start to end, ms (the event loop's other work included). */
   ms: number;
-  /** Checkpoints written (rules with outcomes × rounds). */
+  /** Checkpoints written, and rules passed over (unchanged; changed in their model state only). */
   writes: number;
+  unchanged: number;
+  deferred: number;
 }
 
 /**
@@ -46,9 +49,8 @@ export interface CheckpointWarmUpReport {
  * on the primary only, and every fourth without any (skipped: nothing to keep). Each kind takes
  * its own branch of the writer's code; one left out was compiled again at the first real cycle.
  */
-function simulatedTenant(tables: SharedTables, settings: TierSettings, n: number): { tenant: Tenant; withOutcomes: number } {
+function simulatedTenant(tables: SharedTables, settings: TierSettings, n: number): Tenant {
   const tenant = new Tenant('warm-up', settings);
-  let withOutcomes = 0;
   const now = Date.now();
   for (let i = 0; i < n; i++) {
     const record = compactRecord(
@@ -58,13 +60,12 @@ function simulatedTenant(tables: SharedTables, settings: TierSettings, n: number
     const rule: LiveRule = { record, slot, runStartedAt: null, override: null, routeCache: null };
     tenant.addRule(rule);
     if (i % 4 === 3) continue;
-    withOutcomes++;
     for (const k of i % 4 === 2 ? ([0] as const) : ([0, 1] as const)) {
       const w = tables.windowOf(slot, k, false);
       recordOutcome(windowSegment(tables.windowSegs, w), windowIndex(w), now, k === 0 ? OutcomeKind.Success : OutcomeKind.Decline, 120);
     }
   }
-  return { tenant, withOutcomes };
+  return tenant;
 }
 
 /**
@@ -78,7 +79,10 @@ export async function warmUpCheckpoints(store: Store, tables: SharedTables, sett
   // The engine stores each tenant's counters beside its checkpoints; those go through the
   // database's msgpack encoder (the checkpoints, byte strings, do not: store.ts, `bytes`).
   const counters = store.collection<CounterCheckpoint>(WARM_UP_COLLECTIONS[1], { announce: false });
-  const { tenant, withOutcomes } = simulatedTenant(tables, settings, WARM_UP_RULES);
+  const tenant = simulatedTenant(tables, settings, WARM_UP_RULES);
+  let writes = 0;
+  let unchanged = 0;
+  let deferred = 0;
   try {
     await Promise.all([checkpoints.clear(), counters.clear()]); // left by a start that was killed during it
     const pending: Promise<unknown>[] = [];
@@ -87,17 +91,33 @@ export async function warmUpCheckpoints(store: Store, tables: SharedTables, sett
     // Compiled for the warm-up's one, it was deoptimised at the first real checkpoint ("wrong
     // call target") and compiled again. Two function literals: closures of one literal count as one target.
     const tracks = [(p: Promise<unknown>) => void pending.push(p), (p: Promise<unknown>) => void pending.push(p)];
-    const writers = tracks.map((track) => new CheckpointWriter({ tables, checkpoints, track, minGapMs: 0 }));
+    // No gap between slices: nothing routes yet.
+    const writers = tracks.map((track) => new CheckpointWriter({ tables, checkpoints, track, minGapMs: 0, sliceGapMs: 0 }));
+    const rules = [...tenant.rules.values()];
     for (let round = 0; round < WARM_UP_ROUNDS; round++) {
       const writer = writers[round % 2];
+      // A quarter of the rules change each round, so half of them have changed since this
+      // writer's last round, as an evaluation changes some: half of those in a status (written
+      // at once), half in their model state only (written later), so the writer's three
+      // branches (unchanged, deferred, written) all get hot.
+      for (let i = round & 3; i < rules.length; i += 4) {
+        const slot = rules[i].slot;
+        ruleSegment(tables.ruleSegs, slot).procF64[processorRowOffset(slot, 0) + (i & 4 ? PF_SAMPLE_COUNT : PF_STATUS)] = i & 4 ? round : round % 3;
+      }
       writer.request(tenant);
       pending.push(counters.put(tenant.id, 'counters', { routed: round * 1000, reported: round * 900, failovers: round }));
       while (writer.writing(tenant.id)) await yieldTurn();
+      // Stored before the round after next: this writer then skips what did not change.
+      await Promise.all(pending.splice(0));
     }
-    await Promise.all(pending);
+    for (const w of writers) {
+      writes += w.stats.written;
+      unchanged += w.stats.unchanged;
+      deferred += w.stats.deferred;
+    }
   } finally {
     for (const rule of tenant.rules.values()) tables.freeRule(rule.slot);
     await Promise.all([checkpoints.clear(), counters.clear()]);
   }
-  return { ms: performance.now() - t0, writes: WARM_UP_ROUNDS * withOutcomes };
+  return { ms: performance.now() - t0, writes, unchanged, deferred };
 }

@@ -7,7 +7,7 @@
  * the scheduler starts; the next evaluation recomputes health from the (new, empty) windows.
  */
 import { publishDecision, readDecision, type DecisionFields } from '../shm/decision.js';
-import { DecisionSource, PROC_F64_STRIDE, PROCS_PER_RULE } from '../shm/layout.js';
+import { DecisionSource, PF_LAST_EVAL_MS, PF_STATUS, PROC_F64_STRIDE, PROCS_PER_RULE } from '../shm/layout.js';
 import type { SharedTables } from '../shm/tables.js';
 import { processorRowOffset, ruleIndex, ruleSegment } from '../shm/slots.js';
 
@@ -65,6 +65,49 @@ export function snapshotRuleInto(tables: SharedTables, slot: number, out: Float6
   out[offset + 4] = d.failProbSecondary;
   const pb = processorRowOffset(slot, 0);
   out.set(seg.procF64.subarray(pb, pb + ROWS), offset + HEADER);
+}
+
+/**
+ * A 32-bit hash of a snapshot, given as an Int32Array over its bytes (CHECKPOINT_LENGTH × 2
+ * words; a view the caller keeps, so hashing allocates nothing). Each processor row's
+ * PF_LAST_EVAL_MS is left out: every evaluation moves it, and restored it only says
+ * "evaluated" (it is > 0 either way), so a rule whose state is otherwise the same need not be
+ * written again. MurmurHash3's mixing over the 32-bit halves of the values. Snapshots with the
+ * same hash are taken as the same: a changed one goes unwritten with a chance of 2^-32 per rule
+ * and checkpoint, until its next change.
+ */
+export function snapshotHash(words: Int32Array): number {
+  let h = 0x9747b28c;
+  for (let v = 0; v < CHECKPOINT_LENGTH; v++) {
+    if (v >= HEADER && (v - HEADER) % PROC_F64_STRIDE === PF_LAST_EVAL_MS) continue;
+    h = mix(h, words[2 * v]);
+    h = mix(h, words[2 * v + 1]);
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/**
+ * What a snapshot says to the routes that a restart must not lose: each processor's status and
+ * where the decision comes from, as one number. The rest (rates, the bandit's counts, the
+ * sequence model's state) moves at every evaluation under Tier 2 and 3 (the bandit's counts
+ * decay with time), and a minute-old copy of it restores a model that relearns within minutes.
+ */
+export function snapshotStatusKey(values: Float64Array): number {
+  let key = values[2]; // the decision's source
+  for (let p = 0; p < PROCS_PER_RULE; p++) key = key * 8 + values[HEADER + p * PROC_F64_STRIDE + PF_STATUS];
+  return key;
+}
+
+function mix(h: number, k: number): number {
+  k = Math.imul(k, 0xcc9e2d51);
+  k = (k << 15) | (k >>> 17);
+  h ^= Math.imul(k, 0x1b873593);
+  h = (h << 13) | (h >>> 19);
+  return (Math.imul(h, 5) + 0xe6546b64) | 0;
 }
 
 const scratch: DecisionFields = { primaryShare: 0, source: DecisionSource.Rules, failProbPrimary: NaN, failProbSecondary: NaN };

@@ -103,7 +103,13 @@ export class EngineService implements EngineFacade, RuleLifecycle {
     this.retention = new EventRetention(this.events);
     // Half an interval: every cycle still checkpoints (a tick may come a little early), early
     // evaluations in between do not.
-    this.checkpointer = new CheckpointWriter({ tables: o.tables, checkpoints: this.checkpoints, track: (p) => this.track(p), minGapMs: o.intervalMs / 2 });
+    this.checkpointer = new CheckpointWriter({
+      tables: o.tables,
+      checkpoints: this.checkpoints,
+      track: (p) => this.track(p),
+      minGapMs: o.intervalMs / 2,
+      whenIdle: (tenantId) => (this.scheduler.busy(tenantId) ? this.scheduler.whenIdle(tenantId) : null),
+    });
     this.scheduler = new EngineScheduler({
       tables: o.tables,
       intervalMs: o.intervalMs,
