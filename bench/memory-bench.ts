@@ -8,7 +8,11 @@
  * - `onboard`: one tenant, ten `POST /v1/onboard` of 10,000 rules each (the most one request
  *   may generate): 250 ISO countries × 100 ISO currencies × 4 payment methods, three processors;
  * - `rules`: one tenant, `POST /v1/rules` 64 at a time, six attributes a rule (card type,
- *   transaction type and amount tier too), the spec's rule input with names and a weight.
+ *   transaction type and amount tier too), the spec's rule input with names and a weight;
+ * - `outcomes`: as `restart`, then outcomes for every one of the rules (wrk, 4 s at full speed,
+ *   each rule reported ~2-3 times) and 12 s at rest (two evaluation cycles and their
+ *   checkpoints) before the route run: every rule with its windows and engine state in use, as
+ *   in a service whose every rule takes traffic.
  *
  * For each: RSS once the rules are in (after 5 s at rest), after a full-speed run of
  * `POST /v1/route` (wrk, BENCH_MEMORY_ROUTE_S, pinned as `npm run bench` pins), and after
@@ -29,7 +33,7 @@ import { ISO_4217 } from '../src/data/iso-4217.js';
 import { parseCli } from './lib/cli.js';
 import { table } from './lib/load.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
-import { apiKeysFor, routeRequests, sampleRules, type BenchRequest } from './lib/requests.js';
+import { apiKeysFor, outcomeRequests, routeRequests, sampleRules, type BenchRequest } from './lib/requests.js';
 import { scrapeOnce } from './lib/scrape-loop.js';
 import { seed } from './lib/seed.js';
 import { pinSelf, requireWrk, runWrk } from './lib/wrk.js';
@@ -41,7 +45,7 @@ const SCRAPES = Number(process.env.BENCH_MEMORY_SCRAPES ?? 10);
 const SERVER_CPU = process.env.BENCH_SERVER_CPU ?? '1';
 const GENERATOR_CPU = process.env.BENCH_GENERATOR_CPU ?? '0';
 const RESULTS = fileURLToPath(new URL('../../bench/results/', import.meta.url));
-const WAYS = ['restart', 'onboard', 'rules'] as const;
+const WAYS = ['restart', 'onboard', 'rules', 'outcomes'] as const;
 type Way = (typeof WAYS)[number];
 
 const o = parseCli({
@@ -125,17 +129,17 @@ function transactionFor(a: string[]): string {
 
 const route = (body: string): BenchRequest => ({ method: 'POST', path: '/v1/route', headers: { 'x-api-key': KEY }, body });
 
-/** Starts the service for `way` with its rules in; returns it and the route requests it answers. */
-async function loaded(way: Way, dir: string): Promise<{ svc: Child; routes: BenchRequest[] }> {
+/** Starts the service for `way` with its rules in; returns it, the route requests it answers and, for `outcomes`, an outcome request for each rule. */
+async function loaded(way: Way, dir: string): Promise<{ svc: Child; routes: BenchRequest[]; outcomes: BenchRequest[] }> {
   const env = { ...mallocEnv, SERVICE_DATA_DIR: dir, SERVICE_API_KEYS: `${KEY}:t0`, SERVICE_RATE_LIMIT_RPS: '0' };
-  if (way === 'restart') {
+  if (way === 'restart' || way === 'outcomes') {
     const { tenants, rules } = await seed(dir, { rules: RULES, tenants: 5 });
     const svc = await startChild(MAIN, { ...env, SERVICE_API_KEYS: apiKeysFor(tenants) }, 300_000, { cpus: SERVER_CPU });
-    return { svc, routes: routeRequests(sampleRules(rules), tenants.length) };
+    return { svc, routes: routeRequests(sampleRules(rules), tenants.length), outcomes: way === 'outcomes' ? outcomeRequests(rules, tenants.length) : [] };
   }
   const svc = await startChild(MAIN, env, 300_000, { cpus: SERVER_CPU });
   try {
-    return { svc, routes: await created(way, svc) };
+    return { svc, routes: await created(way, svc), outcomes: [] };
   } catch (e) {
     await svc.stop();
     throw e;
@@ -169,11 +173,17 @@ async function main(): Promise<void> {
   for (const way of ways) {
     const dir = mkdtempSync(join(tmpdir(), 'prmem-'));
     const t0 = Date.now();
-    const { svc, routes } = await loaded(way, dir);
+    const { svc, routes, outcomes } = await loaded(way, dir);
     const loadS = (Date.now() - t0) / 1000;
     try {
       await new Promise((r) => setTimeout(r, 5000));
       const rest = rss(svc);
+      if (outcomes.length > 0) {
+        const o = await runWrk({ url: svc.url, requests: outcomes, durationS: 4, connections: 64, cpus: GENERATOR_CPU });
+        if (o.non2xx > 0 || o.errors > 0) throw new Error(`${way}: the outcome run had ${o.non2xx} non-2xx answers and ${o.errors} socket errors`);
+        if (o.requests < outcomes.length) throw new Error(`${way}: ${o.requests} outcomes reached fewer than the ${outcomes.length} rules`);
+        await new Promise((r) => setTimeout(r, 12_000));
+      }
       const w = await runWrk({ url: svc.url, requests: routes, durationS: ROUTE_S, connections: 64, cpus: GENERATOR_CPU });
       if (w.non2xx > 0 || w.errors > 0) throw new Error(`${way}: the route run had ${w.non2xx} non-2xx answers and ${w.errors} socket errors`);
       const afterRoutes = rss(svc);
