@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { allocationsBySite, type HeapProfileNode } from './lib/alloc-breakdown.js';
 import { parseCli } from './lib/cli.js';
 import { DIST, startChild } from './lib/processes.js';
-import { apiKeysFor, hotPathRequests, sampleRules } from './lib/requests.js';
+import { apiKeysFor, hotPathRequests } from './lib/requests.js';
 import { seed } from './lib/seed.js';
 import { requireWrk, runWrk } from './lib/wrk.js';
 
@@ -39,8 +39,7 @@ async function main(): Promise<void> {
   requireWrk();
   const dir = mkdtempSync(join(tmpdir(), 'prbench-alloc-'));
   const { tenants, rules } = await seed(dir, { rules: RULES, tenants: 5 });
-  const sample = sampleRules(rules);
-  const paths = hotPathRequests(sample, tenants.length);
+  const paths = hotPathRequests(rules, tenants.length);
   const cpus = process.env.BENCH_GENERATOR_CPU ?? '0';
   for (const [name, requests] of Object.entries(paths)) {
     const out = join(dir, `heap-${name}.json`);

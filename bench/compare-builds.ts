@@ -29,7 +29,7 @@ import { join } from 'node:path';
 import { processCpuS } from './lib/cpu-usage.js';
 import { table } from './lib/load.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
-import { apiKeysFor, hotPathRequests, sampleRules, type BenchRequest } from './lib/requests.js';
+import { apiKeysFor, hotPathRequests, type BenchRequest } from './lib/requests.js';
 import { median } from './lib/scenario-metrics.js';
 import { seed } from './lib/seed.js';
 import { pinSelf, requireWrk, runWrk } from './lib/wrk.js';
@@ -77,8 +77,7 @@ async function main(): Promise<void> {
   for (const n of new Set([RULES, OTHER_RULES])) {
     const dir = join(work, `seed-${n}`);
     const { tenants, rules } = await seed(dir, { rules: n, tenants: Math.min(TENANTS, n) });
-    const sample = sampleRules(rules);
-    const requests: Record<string, BenchRequest[]> = hotPathRequests(sample, tenants.length);
+    const requests: Record<string, BenchRequest[]> = hotPathRequests(rules, tenants.length);
     dataSets.set(n, { dir, requests, keys: apiKeysFor(tenants) });
   }
   const env = (dir: string, keys: string) => ({ SERVICE_DATA_DIR: dir, SERVICE_API_KEYS: keys, SERVICE_RATE_LIMIT_RPS: '0' });

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { breakdown } from './profile-breakdown.js';
 import { DIST, startChild } from './lib/processes.js';
-import { apiKeysFor, hotPathRequests, sampleRules } from './lib/requests.js';
+import { apiKeysFor, hotPathRequests } from './lib/requests.js';
 import { seed } from './lib/seed.js';
 import { processCpuS } from './lib/cpu-usage.js';
 import { requireWrk, runWrk } from './lib/wrk.js';
@@ -38,8 +38,7 @@ async function main(): Promise<void> {
   requireWrk();
   const dir = mkdtempSync(join(tmpdir(), 'prbench-'));
   const { tenants, rules } = await seed(dir, { rules: RULES, tenants: 5 });
-  const sample = sampleRules(rules);
-  const paths = hotPathRequests(sample, tenants.length);
+  const paths = hotPathRequests(rules, tenants.length);
   for (const [name, reqs] of Object.entries(paths)) {
     const out = join(PROFILES, `${name}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
     mkdirSync(out, { recursive: true });

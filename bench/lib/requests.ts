@@ -72,10 +72,11 @@ export function outcomeRequests(rules: readonly RuleRecord[], tenants: number): 
 
 /**
  * The profiling benches' loads (`bench:profile`, `bench:alloc`, `compare-builds`): routes for
- * `sample`, request i as tenant i mod `tenants`, and one outcome report for each of its first
- * 50 rules, sent with the keys of the tenants in turn.
+ * the bench's 200 sampled rules (sampleRules), request i as tenant i mod `tenants`, and one
+ * outcome report for each of the first 50 of them, sent with the keys of the tenants in turn.
  */
-export function hotPathRequests(sample: readonly RuleRecord[], tenants: number): { route: BenchRequest[]; outcome: BenchRequest[] } {
+export function hotPathRequests(rules: readonly RuleRecord[], tenants: number): { route: BenchRequest[]; outcome: BenchRequest[] } {
+  const sample = sampleRules(rules);
   return {
     route: routeRequests(sample, tenants),
     outcome: outcomeRequests(sample.slice(0, 50), 1).map((q, i) => ({ ...q, headers: { 'x-api-key': keyOf(i % tenants) } })),

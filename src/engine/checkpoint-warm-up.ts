@@ -102,7 +102,10 @@ export async function warmUpCheckpoints(store: Store, tables: SharedTables, sett
       // branches (unchanged, deferred, written) all get hot.
       for (let i = round & 3; i < rules.length; i += 4) {
         const slot = rules[i].slot;
-        ruleSegment(tables.ruleSegs, slot).procF64[processorRowOffset(slot, 0) + (i & 4 ? PF_SAMPLE_COUNT : PF_STATUS)] = i & 4 ? round : round % 3;
+        const row = processorRowOffset(slot, 0);
+        const f = ruleSegment(tables.ruleSegs, slot).procF64;
+        if (i & 4) f[row + PF_SAMPLE_COUNT] = round;
+        else f[row + PF_STATUS] = round % 3;
       }
       writer.request(tenant);
       pending.push(counters.put(tenant.id, 'counters', { routed: round * 1000, reported: round * 900, failovers: round }));

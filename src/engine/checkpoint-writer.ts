@@ -18,7 +18,7 @@
  * - a rule is written again only when its snapshot changed (checkpoint.snapshotHash: all of
  *   it but the evaluation time), and then at once when a processor's status or the decision's
  *   source changed (checkpoint.snapshotStatusKey), otherwise once its stored snapshot is
- *   `maxAgeMs` old: under Tier 2 and 3 every rule with traffic changes at every evaluation
+ *   MAX_AGE_MS old: under Tier 2 and 3 every rule with traffic changes at every evaluation
  *   (the bandit's counts decay, the sequence model steps), and 100,000 rules rewritten each
  *   cycle were ~100 MB of writes and most of a second of the front thread per cycle. A rule
  *   without new outcomes under Tier 1 keeps its snapshot and is not written at all. What was
@@ -27,7 +27,7 @@
  * - at most one checkpoint of a tenant every `minGapMs` and never two at once: early
  *   evaluations (every 250 ms during an outage) no longer rewrite every rule each time. On a
  *   crash (a stop writes everything: writeNow) the store lags the engine's statuses by at most
- *   minGapMs plus one checkpoint's walk, its model state by at most maxAgeMs more.
+ *   minGapMs plus one checkpoint's walk, its model state by at most MAX_AGE_MS more.
  * A rule deleted or replaced (PATCH) before its slice is not written (the walk follows the
  * tenant's rule map as it is), so a stale snapshot never lands after its checkpoint was removed.
  */
@@ -45,7 +45,7 @@ import { CHECKPOINT_LENGTH, snapshotHash, snapshotRuleInto, snapshotStatusKey, s
 export const SLICE_MS = 0.5;
 /** Least time from the end of one of the writer's slices to the start of the next (any tenant's). */
 export const SLICE_GAP_MS = 2;
-/** How long a rule whose status stays the same may go without its model state written again. */
+/** How old a rule's stored snapshot may grow while only its model state (not a status, not the decision's source) changed. */
 export const MAX_AGE_MS = 60_000;
 
 export interface CheckpointWriterOptions {
@@ -55,11 +55,6 @@ export interface CheckpointWriterOptions {
   track: (p: Promise<unknown>) => void;
   /** Least time between the starts of two checkpoints of one tenant. */
   minGapMs: number;
-  /**
-   * How old a rule's stored snapshot may grow while only its model state (not a status, not the
-   * decision's source) changed. Default MAX_AGE_MS.
-   */
-  maxAgeMs?: number;
   /**
    * While an evaluation task runs on the tenant's shard (it writes the rules' rows), a promise
    * of its end; null when none runs. Default: never busy (tests without a scheduler).
@@ -79,7 +74,7 @@ interface Stored {
 
 interface Job {
   tenant: Tenant;
-  /** Written despite maxAgeMs (writeNow). */
+  /** Written whatever its age (writeNow). */
   everyChange: boolean;
   /** The tenant's rules still to walk (the live map's iterator: rules removed meanwhile are not met). */
   rules: Iterator<LiveRule>;
@@ -94,7 +89,7 @@ export interface CheckpointWriterStats {
   skipped: number;
   /** Rules with traffic not written again: their snapshot was the one last stored. */
   unchanged: number;
-  /** Rules whose model state changed, not written yet: their stored snapshot is younger than maxAgeMs and their statuses are the same. */
+  /** Rules whose model state changed, not written yet: their stored snapshot is younger than MAX_AGE_MS and their statuses are the same. */
   deferred: number;
   /** Snapshots handed to the store. */
   written: number;
@@ -116,7 +111,6 @@ export class CheckpointWriter {
   readonly stats: CheckpointWriterStats = { slices: 0, longestSliceMs: 0, skipped: 0, unchanged: 0, deferred: 0, written: 0, waitedForTask: 0 };
 
   private readonly sliceGapMs: number;
-  private readonly maxAgeMs: number;
   // The options' fields, kept as the writer's own: writeFrom then reads them from one object
   // shape whoever made the writer (the start-up warm-up's options are another shape than the
   // engine's, and V8 deoptimised writeFrom at the engine's first checkpoint for it).
@@ -134,7 +128,6 @@ export class CheckpointWriter {
     this.whenIdle = o.whenIdle;
     this.now = o.now ?? Date.now;
     this.sliceGapMs = o.sliceGapMs ?? SLICE_GAP_MS;
-    this.maxAgeMs = o.maxAgeMs ?? MAX_AGE_MS;
   }
 
   /**
@@ -220,7 +213,7 @@ export class CheckpointWriter {
     const wrote: LiveRule[] = [];
     const versions: Stored[] = [];
     const nowMs = this.now();
-    const oldestKept = job.everyChange ? Infinity : nowMs - this.maxAgeMs;
+    const oldestKept = job.everyChange ? Infinity : nowMs - MAX_AGE_MS;
     let done = false;
     let walked = 0;
     for (;;) {

@@ -8,6 +8,7 @@
  */
 import { publishDecision, readDecision, type DecisionFields } from '../shm/decision.js';
 import { DecisionSource, PF_LAST_EVAL_MS, PF_STATUS, PROC_F64_STRIDE, PROCS_PER_RULE } from '../shm/layout.js';
+import { fmix32 } from '../shm/hash.js';
 import type { SharedTables } from '../shm/tables.js';
 import { processorRowOffset, ruleIndex, ruleSegment } from '../shm/slots.js';
 
@@ -83,11 +84,7 @@ export function snapshotHash(words: Int32Array): number {
     h = mix(h, words[2 * v]);
     h = mix(h, words[2 * v + 1]);
   }
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  return (h ^ (h >>> 16)) >>> 0;
+  return fmix32(h) >>> 0;
 }
 
 /**

@@ -7,6 +7,7 @@
  * and error messages stay the only ones a client sees.
  */
 import type { Buffer } from 'node:buffer';
+import { fmix32 } from '../shm/hash.js';
 
 const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
@@ -103,10 +104,8 @@ export function slotOf(buf: Uint8Array, start: number, len: number): number {
   const last = start + len - 1;
   let h = Math.imul(len ^ (buf[start] << 8) ^ (buf[start + (len >> 1)] << 16), 0x9e3779b1);
   h ^= buf[last] ^ (buf[last - (len > 1 ? 1 : 0)] << 8) ^ (buf[last - (len > 2 ? 2 : 0)] << 16) ^ (buf[last - (len > 3 ? 3 : 0)] << 24);
-  // MurmurHash3's finaliser: every input bit reaches the low bits the slot is taken from.
-  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  return (h ^ (h >>> 16)) & (CACHE_SLOTS - 1);
+  // The finaliser: every input bit reaches the low bits the slot is taken from.
+  return fmix32(h) & (CACHE_SLOTS - 1);
 }
 
 /** The string of printable ASCII in buf[start, end), from the cache when it was seen before. */

@@ -135,7 +135,7 @@ describe('CheckpointWriter', () => {
     expect(w.stats.unchanged).toBe(2998);
   });
 
-  it('writes a rule again at once when a status changed, after maxAgeMs when only its model state did, never for the evaluation time alone', async () => {
+  it('writes a rule again at once when a status changed, after MAX_AGE_MS when only its model state did, never for the evaluation time alone', async () => {
     let now = 0;
     const tables = new SharedTables();
     const tenant = tenantWith(tables, 10, () => true);

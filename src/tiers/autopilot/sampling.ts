@@ -8,6 +8,7 @@
  * trigonometry per *pair*, and keeps the second value of the pair for the next call. That spare
  * is the only state, which is why this is a small class rather than free functions of `rng`.
  */
+import { fmix32 } from '../../shm/hash.js';
 
 export type Rng = () => number;
 
@@ -110,7 +111,7 @@ export class Sampler {
  * A 32-bit seed from two numbers (e.g. a rule slot and the cycle's clock time), so that each
  * rule's Monte Carlo stream in each cycle is reproducible and independent of the others.
  * `b` may be any finite number up to 2^53 (epoch milliseconds): both 32-bit halves are mixed
- * in. Finalised with the murmur3 mixer so that neighbouring inputs give unrelated seeds.
+ * in. Finalised with murmur3's fmix32 so that neighbouring inputs give unrelated seeds.
  */
 export function seedFor(a: number, b: number): number {
   const lo = b % 4294967296 | 0;
@@ -118,9 +119,5 @@ export function seedFor(a: number, b: number): number {
   let h = Math.imul((a | 0) ^ 0x9e3779b9, 0x85ebca6b);
   h = Math.imul(h ^ lo ^ (h >>> 15), 0xc2b2ae35);
   h = Math.imul(h ^ hi ^ (h >>> 13), 0x27d4eb2f);
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  return h ^ (h >>> 16);
+  return fmix32(h);
 }
