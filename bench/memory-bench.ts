@@ -9,8 +9,8 @@
  *   may generate): 250 ISO countries × 100 ISO currencies × 4 payment methods, three processors;
  * - `rules`: one tenant, `POST /v1/rules` 64 at a time, six attributes a rule (card type,
  *   transaction type and amount tier too), the spec's rule input with names and a weight;
- * - `outcomes`: as `restart`, then outcomes for every one of the rules (wrk, 4 s at full speed,
- *   each rule reported ~2-3 times) and 12 s at rest (two evaluation cycles and their
+ * - `outcomes`: as `restart`, then outcomes for every one of the rules (wrk, BENCH_MEMORY_OUTCOME_S
+ *   (8) s at full speed, each rule reported ~2-5 times) and 12 s at rest (two evaluation cycles and their
  *   checkpoints) before the route run: every rule with its windows and engine state in use, as
  *   in a service whose every rule takes traffic.
  *
@@ -22,7 +22,7 @@
  * probability in /metrics/).
  *
  *   npm run bench:memory [-- --ways restart,onboard,rules] [-- --main <dist/src/main.js>] [-- --malloc-default]
- *   BENCH_MEMORY_RULES=100000 BENCH_MEMORY_ROUTE_S=10 BENCH_MEMORY_SCRAPES=10
+ *   BENCH_MEMORY_RULES=100000 BENCH_MEMORY_ROUTE_S=10 BENCH_MEMORY_OUTCOME_S=8 BENCH_MEMORY_SCRAPES=10
  */
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,6 +40,8 @@ import { pinSelf, requireWrk, runWrk } from './lib/wrk.js';
 
 const RULES = Number(process.env.BENCH_MEMORY_RULES ?? 100_000);
 const ROUTE_S = Number(process.env.BENCH_MEMORY_ROUTE_S ?? 10);
+/** The `outcomes` way's full-speed outcome run: long enough for every rule to be reported on a busy host. */
+const OUTCOME_S = Number(process.env.BENCH_MEMORY_OUTCOME_S ?? 8);
 /** Scrapes, a second apart: what a scrape leaves grows over the first few (the render thread's heap). */
 const SCRAPES = Number(process.env.BENCH_MEMORY_SCRAPES ?? 10);
 const SERVER_CPU = process.env.BENCH_SERVER_CPU ?? '1';
@@ -59,7 +61,7 @@ const o = parseCli({
     main: "another build's dist/src/main.js to measure (e.g. a worktree of an earlier commit)",
     'malloc-default': "run the service with glibc's default malloc settings, not the ones npm start sets (as builds before e61169c were run)",
   },
-  notes: 'Environment: BENCH_MEMORY_RULES (100000), BENCH_MEMORY_ROUTE_S (10), BENCH_MEMORY_SCRAPES (10), BENCH_SERVER_CPU (1), BENCH_GENERATOR_CPU (0).',
+  notes: 'Environment: BENCH_MEMORY_RULES (100000), BENCH_MEMORY_ROUTE_S (10), BENCH_MEMORY_OUTCOME_S (8), BENCH_MEMORY_SCRAPES (10), BENCH_SERVER_CPU (1), BENCH_GENERATOR_CPU (0).',
 });
 const ways = o.ways.split(',') as Way[];
 for (const w of ways) {
@@ -90,6 +92,30 @@ function rss(svc: Child): Rss {
   const status = readFileSync(`/proc/${svc.proc.pid}/status`, 'utf8');
   const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024;
   return { rssMb: kb('VmRSS'), anonMb: kb('RssAnon'), fileMb: kb('RssFile') };
+}
+
+/**
+ * Resident MB of the process's file mappings by file (node's own code, LMDB's map, ...), largest
+ * first: what RssFile is made of. From /proc/<pid>/smaps.
+ */
+function fileMappings(svc: Child): string {
+  const smaps = readFileSync(`/proc/${svc.proc.pid}/smaps`, 'utf8');
+  const byFile = new Map<string, number>();
+  let file: string | null = null;
+  for (const line of smaps.split('\n')) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
+    if (head) {
+      file = head[1].startsWith('/') ? head[1] : null;
+      continue;
+    }
+    const rssKb = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rssKb && file !== null) byFile.set(file, (byFile.get(file) ?? 0) + Number(rssKb[1]) / 1024);
+  }
+  return [...byFile.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 3)
+    .map(([f, mb]) => `${f.split('/').pop()} ${Math.round(mb)}`)
+    .join(', ');
 }
 
 async function post(svc: Child, path: string, body: unknown, want: number): Promise<unknown> {
@@ -179,7 +205,7 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 5000));
       const rest = rss(svc);
       if (outcomes.length > 0) {
-        const o = await runWrk({ url: svc.url, requests: outcomes, durationS: 4, connections: 64, cpus: GENERATOR_CPU });
+        const o = await runWrk({ url: svc.url, requests: outcomes, durationS: OUTCOME_S, connections: 64, cpus: GENERATOR_CPU });
         if (o.non2xx > 0 || o.errors > 0) throw new Error(`${way}: the outcome run had ${o.non2xx} non-2xx answers and ${o.errors} socket errors`);
         if (o.requests < outcomes.length) throw new Error(`${way}: ${o.requests} outcomes reached fewer than the ${outcomes.length} rules`);
         await new Promise((r) => setTimeout(r, 12_000));
@@ -203,6 +229,7 @@ async function main(): Promise<void> {
         'route req/s': Math.round(w.rps),
         [`after ${SCRAPES} scrapes MB`]: mb(afterScrapes.rssMb),
         'anon / file MB (after scrapes)': `${mb(afterScrapes.anonMb)} / ${mb(afterScrapes.fileMb)}`,
+        'largest files, MB': fileMappings(svc),
       });
       console.log(table([rows[rows.length - 1]]));
     } finally {

@@ -18,7 +18,7 @@ import { yieldTurn } from '../front-turns.js';
 import { compactRecord } from '../rules/compact-record.js';
 import { toRecord } from '../rules/rule-service.js';
 import { OutcomeKind, recordOutcome } from '../shm/window.js';
-import { PF_SAMPLE_COUNT, PF_STATUS } from '../shm/layout.js';
+import { PF_SAMPLE_COUNT, PF_STATUS, RING_EVENTS } from '../shm/layout.js';
 import { processorRowOffset, ruleSegment, windowIndex, windowSegment } from '../shm/slots.js';
 import { SharedTables } from '../shm/tables.js';
 import type { Store } from '../store/store.js';
@@ -62,7 +62,12 @@ function simulatedTenant(tables: SharedTables, settings: TierSettings, n: number
     if (i % 4 === 3) continue;
     for (const k of i % 4 === 2 ? ([0] as const) : ([0, 1] as const)) {
       const w = tables.windowOf(slot, k, false);
-      recordOutcome(windowSegment(tables.windowSegs, w), windowIndex(w), now, k === 0 ? OutcomeKind.Success : OutcomeKind.Decline, 120);
+      // The first rule's primary is busy: its window is promoted to dense buckets, so the
+      // outcome path (which shares recordOutcome's type feedback) is compiled with both forms.
+      const outcomes = i === 0 && k === 0 ? 2 * RING_EVENTS : 1;
+      for (let j = 0; j < outcomes; j++) {
+        recordOutcome(windowSegment(tables.windowSegs, w), windowIndex(w), now, k === 0 ? OutcomeKind.Success : OutcomeKind.Decline, 120 + j);
+      }
     }
   }
   return tenant;

@@ -5,11 +5,13 @@
  * ```
  *  rule segment (one SAB per RULES_PER_SEGMENT rules)            window segment (one SAB per WINDOWS_PER_SEGMENT)
  *  ┌──────────────────────────────┐                              ┌────────────────────────────────────────────┐
- *  │ ruleI32  [rule][RI_*]        │ seqlock, decision source,    │ countHdr [win][COUNT_BUCKETS][CB_*]  1 s    │
- *  │ ruleF64  [rule][RF_*]        │ weights the route path reads │ latEpoch [win][LAT_BUCKETS]          5 s    │
- *  │ procF64  [rule*2+k][PF_*]    │ health + engine state (k=0   │ latSum   [win][LAT_BUCKETS]                 │
- *  │                              │ primary, k=1 secondary)      │ latBins  [win][LAT_BUCKETS][LAT_BINS] u16   │
- *  └──────────────────────────────┘                              └────────────────────────────────────────────┘
+ *  │ ruleI32  [rule][RI_*]        │ seqlock, decision source,    │ latSum   [win][LAT_BUCKETS]  f64   5 s      │ every
+ *  │ ruleF64  [rule][RF_*]        │ weights the route path reads │ latEpoch [win][LAT_BUCKETS]                 │ window
+ *  │ procF64  [rule*2+k][PF_*]    │ health + engine state (k=0   │ ringHdr  [win][RH_*]                        │
+ *  │                              │ primary, k=1 secondary)      │ ring     [win][RING_EVENTS] u32             │ compact
+ *  └──────────────────────────────┘                              │ countHdr [win][COUNT_BUCKETS][CB_*]  1 s    │ promoted
+ *                                                                │ latBins  [win][LAT_BUCKETS][LAT_BINS] u16   │ only
+ *                                                                └────────────────────────────────────────────┘
  * ```
  *
  * Who writes what (a single writer per field, so plain stores suffice except where noted):
@@ -174,11 +176,25 @@ export const STATUS_GAUGE = [1, 0.5, 0] as const;
 
 // ── outcome windows ──────────────────────────────────────────────────────────────────────
 /**
- * Counts are kept in 1-second buckets (enough resolution to see a partial outage within
- * seconds), latency sketches in 5-second buckets (a sketch is 40x larger than a count row).
- * Each bucket carries the epoch it belongs to; the front thread resets a bucket lazily when
- * it first writes into a new epoch (epoch set to -1 while resetting, Atomics), so readers
+ * A window has two forms. It starts **compact**: a ring of its last RING_EVENTS outcomes, one
+ * 32-bit word each (second, kind, latency bin), plus the per-5 s latency sums. Readers derive
+ * the same counts and histograms from the ring as from dense buckets. When an outcome would
+ * overwrite one still inside the count horizon (more than RING_EVENTS outcomes in 64 s, ~1 a
+ * second), the front thread **promotes** the window: it replays the ring into the dense buckets
+ * below and from then on writes those. A window is never demoted; freeing it (its rule deleted)
+ * clears it back to compact.
+ *
+ * Dense buckets: counts in 1-second buckets (enough resolution to see a partial outage within
+ * seconds), latency histograms in 5-second buckets (a histogram is 40x larger than a count
+ * row). Each bucket carries the epoch it belongs to; the front thread resets a bucket lazily
+ * when it first writes into a new epoch (epoch set to -1 while resetting, Atomics), so readers
  * ignore buckets that are stale or mid-reset.
+ *
+ * Why two forms: a dense window is ~8 KB. At 100,000 rules that all take some traffic that was
+ * ~1 GB, most of it histograms holding a handful of samples. A compact window is 416 bytes,
+ * and the dense area of a window that was never promoted is never touched, so its pages are
+ * never resident (the segment is one zero-filled mapping). Memory follows the outcome rate,
+ * not the number of rules.
  */
 export const WINDOWS_PER_SEGMENT = 128;
 export const WINDOW_SHIFT = 7;
@@ -203,6 +219,29 @@ export const LAT_BUCKETS = 12; // 60 s of history
  */
 export const LAT_GAMMA = 1.04;
 export const LAT_BINS = 280;
+
+/** Outcomes a compact window holds: promoted past ~1 outcome a second (64 in 64 s). */
+export const RING_EVENTS = 64;
+/** Compact header, Int32 fields per window. */
+export const RH_COUNT = 0; // outcomes appended since the window was cleared; event i is in ring slot i % RING_EVENTS (Atomics)
+export const RH_START = 1; // the first event that counts: a window quiet for 64 s starts afresh here (Atomics)
+export const RH_DENSE = 2; // 1 once promoted: readers and the writer use the dense buckets (Atomics)
+export const RH_LAST_SEC = 3; // the newest event's second (the writer's only)
+export const RH_WRITING = 4; // 1 + the index of the event being written (= RH_COUNT between writes): its slot's old event is gone (Atomics)
+export const RH_STRIDE = 5;
+/**
+ * An event word: bits 0-9 the latency bin (EV_NO_LATENCY for a timeout), 10-12 the kind
+ * (OutcomeKind, or EV_LATENCY_ONLY for a latency a remote replica merged without its kind), 13-31
+ * the count epoch (second) modulo 2^19. A ring spans at most RING_EVENTS × 64 s (a window quiet
+ * for 64 s starts afresh), far less than 2^19 s, so a reader recovers the second unambiguously.
+ */
+export const EV_KIND_SHIFT = 10;
+export const EV_SEC_SHIFT = 13;
+export const EV_BIN_MASK = 0x3ff;
+export const EV_KIND_MASK = 0x7;
+export const EV_SEC_MASK = 0x7ffff;
+export const EV_NO_LATENCY = 0x3ff;
+export const EV_LATENCY_ONLY = 4;
 
 /** Byte sizes, so both sides build identical views. */
 export function ruleSegmentBytes(): number {
@@ -255,17 +294,34 @@ export function ruleSegmentViews(sab: SharedArrayBuffer, segment: number, decisi
   };
 }
 
+/**
+ * A window segment, in this order: what every window uses (latency sums and their epochs, the
+ * compact header and ring), then the dense buckets only promoted windows touch. Every part's
+ * size is a multiple of 8 bytes (WINDOWS_PER_SEGMENT is), so each view is aligned.
+ */
+const WINDOW_PARTS = {
+  latSum: WINDOWS_PER_SEGMENT * LAT_BUCKETS * 8,
+  latEpoch: WINDOWS_PER_SEGMENT * LAT_BUCKETS * 4,
+  ringHdr: WINDOWS_PER_SEGMENT * RH_STRIDE * 4,
+  ring: WINDOWS_PER_SEGMENT * RING_EVENTS * 4,
+  countHdr: WINDOWS_PER_SEGMENT * COUNT_BUCKETS * CB_STRIDE * 4,
+  latBins: WINDOWS_PER_SEGMENT * LAT_BUCKETS * LAT_BINS * 2,
+};
+
 export function windowSegmentBytes(): number {
-  const n = WINDOWS_PER_SEGMENT;
-  return (
-    n * COUNT_BUCKETS * CB_STRIDE * 4 + n * LAT_BUCKETS * 4 + n * LAT_BUCKETS * 8 + n * LAT_BUCKETS * LAT_BINS * 2
-  );
+  const p = WINDOW_PARTS;
+  return p.latSum + p.latEpoch + p.ringHdr + p.ring + p.countHdr + p.latBins;
 }
 
 export interface WindowSegmentViews {
-  countHdr: Int32Array;
-  latEpoch: Int32Array;
+  /** Both forms: the latency sum of each 5-second bucket and the epoch it belongs to. */
   latSum: Float64Array;
+  latEpoch: Int32Array;
+  /** Compact form: RH_* per window, and its ring of RING_EVENTS event words. */
+  ringHdr: Int32Array;
+  ring: Uint32Array;
+  /** Dense form: count buckets and latency histograms. */
+  countHdr: Int32Array;
   latBins: Uint16Array;
   /**
    * The same bins as 32-bit words, two bins a word (a bucket's 280 bins are 140 whole words,
@@ -275,17 +331,18 @@ export interface WindowSegmentViews {
 }
 
 export function windowSegmentViews(sab: SharedArrayBuffer): WindowSegmentViews {
-  const n = WINDOWS_PER_SEGMENT;
-  const countBytes = n * COUNT_BUCKETS * CB_STRIDE * 4;
-  const epochBytes = n * LAT_BUCKETS * 4;
-  const sumBytes = n * LAT_BUCKETS * 8;
-  // countBytes and epochBytes are multiples of 8 (n is a multiple of 2), so latSum is aligned.
+  const p = WINDOW_PARTS;
+  const at = { latSum: 0, latEpoch: p.latSum, ringHdr: p.latSum + p.latEpoch, ring: p.latSum + p.latEpoch + p.ringHdr, countHdr: 0, latBins: 0 };
+  at.countHdr = at.ring + p.ring;
+  at.latBins = at.countHdr + p.countHdr;
   return {
-    countHdr: new Int32Array(sab, 0, n * COUNT_BUCKETS * CB_STRIDE),
-    latEpoch: new Int32Array(sab, countBytes, n * LAT_BUCKETS),
-    latSum: new Float64Array(sab, countBytes + epochBytes, n * LAT_BUCKETS),
-    latBins: new Uint16Array(sab, countBytes + epochBytes + sumBytes, n * LAT_BUCKETS * LAT_BINS),
-    latBins32: new Uint32Array(sab, countBytes + epochBytes + sumBytes, (n * LAT_BUCKETS * LAT_BINS) / 2),
+    latSum: new Float64Array(sab, at.latSum, p.latSum / 8),
+    latEpoch: new Int32Array(sab, at.latEpoch, p.latEpoch / 4),
+    ringHdr: new Int32Array(sab, at.ringHdr, p.ringHdr / 4),
+    ring: new Uint32Array(sab, at.ring, p.ring / 4),
+    countHdr: new Int32Array(sab, at.countHdr, p.countHdr / 4),
+    latBins: new Uint16Array(sab, at.latBins, p.latBins / 2),
+    latBins32: new Uint32Array(sab, at.latBins, p.latBins / 4),
   };
 }
 

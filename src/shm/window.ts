@@ -1,42 +1,53 @@
 /**
- * Outcome windows: the front thread records each outcome into the processor's current
- * 1-second count bucket and 5-second latency bucket; a worker reads and merges them.
- *
- * Single writer (the front thread). A bucket that belongs to an older epoch is reset in
- * place on first write: its epoch is set to -1 (Atomics) while zeroing and to the new
- * epoch after, so a reader that sees the same valid epoch before and after reading a
- * bucket has read a consistent (if slightly old) snapshot.
+ * Outcome windows: the front thread records each outcome into its processor's window; workers
+ * read counts and latency histograms over trailing horizons. A window is compact (window-ring.ts)
+ * until it sees more than ~1 outcome a second, then dense (window-dense.ts); layout.ts says why.
+ * Callers see one window: every function here serves both forms.
  */
 import {
-  CB_DECLINE,
-  CB_EPOCH,
   CB_STRIDE,
-  CB_SUCCESS,
-  CB_TECH_ERROR,
-  CB_TIMEOUT,
   COUNT_BUCKET_MS,
   COUNT_BUCKETS,
+  EV_NO_LATENCY,
   LAT_BINS,
   LAT_BUCKET_MS,
   LAT_BUCKETS,
+  RH_DENSE,
+  RH_STRIDE,
+  RING_EVENTS,
   latencyBin,
   binValue,
   type WindowSegmentViews,
 } from './layout.js';
+import {
+  OutcomeKind,
+  addCount,
+  addToBin,
+  countBucket,
+  latencyBucket,
+  readDenseCounts,
+  readDenseCountSeries,
+  readDenseLatency,
+  type Counts,
+  type LatencySnapshot,
+} from './window-dense.js';
+import { isDense, makeRoom, promote, pushEvent, readRingCounts, readRingCountSeries, readRingLatency } from './window-ring.js';
 
-export const enum OutcomeKind {
-  Success = 0,
-  Decline = 1,
-  TechError = 2,
-  Timeout = 3, // a technical error that was a timeout
-}
+export { OutcomeKind, type Counts, type LatencySnapshot };
 
+/** Empties window `w` for reuse (no task may be reading it: the engine frees rules between tasks). */
 export function clearWindow(seg: WindowSegmentViews, w: number): void {
-  const cb = w * COUNT_BUCKETS * CB_STRIDE;
-  seg.countHdr.fill(0, cb, cb + COUNT_BUCKETS * CB_STRIDE);
+  // A promoted window's dense buckets are resident and must be zero again; a compact window's
+  // were never written, and touching them would make their pages resident for nothing.
+  if (seg.ringHdr[w * RH_STRIDE + RH_DENSE] === 1) {
+    const cb = w * COUNT_BUCKETS * CB_STRIDE;
+    seg.countHdr.fill(0, cb, cb + COUNT_BUCKETS * CB_STRIDE);
+    seg.latBins.fill(0, w * LAT_BUCKETS * LAT_BINS, (w + 1) * LAT_BUCKETS * LAT_BINS);
+  }
+  seg.ringHdr.fill(0, w * RH_STRIDE, (w + 1) * RH_STRIDE);
+  seg.ring.fill(0, w * RING_EVENTS, (w + 1) * RING_EVENTS);
   seg.latEpoch.fill(0, w * LAT_BUCKETS, (w + 1) * LAT_BUCKETS);
   seg.latSum.fill(0, w * LAT_BUCKETS, (w + 1) * LAT_BUCKETS);
-  seg.latBins.fill(0, w * LAT_BUCKETS * LAT_BINS, (w + 1) * LAT_BUCKETS * LAT_BINS);
 }
 
 /** Front thread: add one outcome. No allocation, no await. */
@@ -47,57 +58,25 @@ export function recordOutcome(
   kind: OutcomeKind,
   latencyMs: number,
 ): void {
-  const countEpoch = Math.floor(nowMs / COUNT_BUCKET_MS);
-  const hdr = seg.countHdr;
-  const cb = (w * COUNT_BUCKETS + (countEpoch % COUNT_BUCKETS)) * CB_STRIDE;
-  if (hdr[cb + CB_EPOCH] !== countEpoch) {
-    Atomics.store(hdr, cb + CB_EPOCH, -1);
-    hdr[cb + CB_SUCCESS] = 0;
-    hdr[cb + CB_DECLINE] = 0;
-    hdr[cb + CB_TECH_ERROR] = 0;
-    hdr[cb + CB_TIMEOUT] = 0;
-    Atomics.store(hdr, cb + CB_EPOCH, countEpoch);
-  }
-  switch (kind) {
-    case OutcomeKind.Success:
-      hdr[cb + CB_SUCCESS]++;
-      break;
-    case OutcomeKind.Decline:
-      hdr[cb + CB_DECLINE]++;
-      break;
-    case OutcomeKind.Timeout:
-      hdr[cb + CB_TIMEOUT]++;
-      hdr[cb + CB_TECH_ERROR]++;
-      break;
-    default:
-      hdr[cb + CB_TECH_ERROR]++;
-  }
-
+  const sec = Math.floor(nowMs / COUNT_BUCKET_MS);
   // Latency describes answered requests: a timeout's "latency" is the client's timeout, not the
-  // processor's, and it already counts as an error. Keeping timeouts out of the sketch stops a
-  // few 15-30 s timeouts in steady noise from inflating p95 into a latency degradation.
-  if (kind === OutcomeKind.Timeout) return;
-  const latEpoch = Math.floor(nowMs / LAT_BUCKET_MS);
-  const lb = w * LAT_BUCKETS + (latEpoch % LAT_BUCKETS);
-  const bins = seg.latBins;
-  const binBase = lb * LAT_BINS;
-  if (seg.latEpoch[lb] !== latEpoch) {
-    Atomics.store(seg.latEpoch, lb, -1);
-    seg.latSum[lb] = 0;
-    bins.fill(0, binBase, binBase + LAT_BINS);
-    Atomics.store(seg.latEpoch, lb, latEpoch);
+  // processor's, and it already counts as an error. Keeping timeouts out of the histograms stops
+  // a few 15-30 s timeouts in steady noise from inflating p95 into a latency degradation.
+  const timedOut = kind === OutcomeKind.Timeout;
+  // RH_DENSE is this thread's own field: a plain read suffices.
+  if (seg.ringHdr[w * RH_STRIDE + RH_DENSE] !== 1) {
+    if (makeRoom(seg, w, sec, 1)) {
+      if (!timedOut) seg.latSum[latencyBucket(seg, w, Math.floor(nowMs / LAT_BUCKET_MS), false)] += latencyMs;
+      pushEvent(seg, w, sec, kind, timedOut ? EV_NO_LATENCY : latencyBin(latencyMs));
+      return;
+    }
+    promote(seg, w, sec);
   }
+  addCount(seg.countHdr, countBucket(seg, w, sec), kind, 1);
+  if (timedOut) return;
+  const lb = latencyBucket(seg, w, Math.floor(nowMs / LAT_BUCKET_MS), true);
   seg.latSum[lb] += latencyMs;
-  const b = binBase + latencyBin(latencyMs);
-  if (bins[b] < 0xffff) bins[b]++;
-}
-
-/** Counts over a trailing horizon. */
-export interface Counts {
-  success: number;
-  decline: number;
-  tech: number;
-  timeout: number;
+  addToBin(seg, lb, latencyBin(latencyMs), 1);
 }
 
 export function emptyCounts(): Counts {
@@ -105,8 +84,8 @@ export function emptyCounts(): Counts {
 }
 
 /**
- * Worker: sums the count buckets of the last `horizonMs` (whole buckets, the current
- * partial one included) into `out`. Buckets being reset, or from other epochs, are skipped.
+ * Worker: sums the counts of the last `horizonMs` (whole 1 s buckets, the current partial one
+ * included) into `out`. Buckets being reset, or from other epochs, are skipped.
  */
 export function readCounts(
   seg: WindowSegmentViews,
@@ -116,42 +95,39 @@ export function readCounts(
   out: Counts,
 ): Counts {
   out.success = out.decline = out.tech = out.timeout = 0;
-  const hdr = seg.countHdr;
   const current = Math.floor(nowMs / COUNT_BUCKET_MS);
   const n = Math.min(COUNT_BUCKETS, Math.max(1, Math.ceil(horizonMs / COUNT_BUCKET_MS)));
-  for (let e = current - n + 1; e <= current; e++) {
-    const cb = (w * COUNT_BUCKETS + (e % COUNT_BUCKETS)) * CB_STRIDE;
-    if (Atomics.load(hdr, cb + CB_EPOCH) !== e) continue;
-    const s = hdr[cb + CB_SUCCESS];
-    const d = hdr[cb + CB_DECLINE];
-    const t = hdr[cb + CB_TECH_ERROR];
-    const to = hdr[cb + CB_TIMEOUT];
-    if (Atomics.load(hdr, cb + CB_EPOCH) !== e) continue;
-    out.success += s;
-    out.decline += d;
-    out.tech += t;
-    out.timeout += to;
+  if (!isDense(seg, w)) {
+    readRingCounts(seg, w, current, n, out);
+    if (!isDense(seg, w)) return out;
+    // Promoted while we read: the dense buckets hold every outcome, the newest included.
+    out.success = out.decline = out.tech = out.timeout = 0;
   }
+  readDenseCounts(seg, w, current, n, out);
   return out;
 }
 
-/** Merged latency histogram of the last `horizonMs`. */
-export interface LatencySnapshot {
-  bins: Float64Array; // length LAT_BINS; reused by the caller across slots
-  count: number;
-  sum: number;
+/**
+ * Worker: the counts of each second of the `n` seconds up to `lastEpoch` (count epochs, ≤ 64):
+ * success, decline, technical, timeout at out[4·i .. 4·i + 3] for epoch lastEpoch − n + 1 + i.
+ * One pass over the window where n calls of readCounts would read it n times.
+ */
+export function readCountSeries(seg: WindowSegmentViews, w: number, lastEpoch: number, n: number, out: Int32Array): Int32Array {
+  out.fill(0, 0, 4 * n);
+  if (!isDense(seg, w)) {
+    readRingCountSeries(seg, w, lastEpoch, n, out);
+    if (!isDense(seg, w)) return out;
+    out.fill(0, 0, 4 * n);
+  }
+  readDenseCountSeries(seg, w, lastEpoch, n, out);
+  return out;
 }
 
 export function newLatencySnapshot(): LatencySnapshot {
   return { bins: new Float64Array(LAT_BINS), count: 0, sum: 0 };
 }
 
-/** Words of two bins in a bucket (LAT_BINS is even). */
-const LAT_WORDS = LAT_BINS / 2;
-const scratch = new Uint32Array(LAT_WORDS);
-/** In a word of latBins32, the lower-numbered bin is the low half on a little-endian machine. */
-const LOW_HALF_FIRST = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-
+/** Worker: the merged latency histogram of the last `horizonMs` (whole 5 s buckets). */
 export function readLatency(
   seg: WindowSegmentViews,
   w: number,
@@ -164,29 +140,14 @@ export function readLatency(
   out.sum = 0;
   const current = Math.floor(nowMs / LAT_BUCKET_MS);
   const n = Math.min(LAT_BUCKETS, Math.max(1, Math.ceil(horizonMs / LAT_BUCKET_MS)));
-  for (let e = current - n + 1; e <= current; e++) {
-    const lb = w * LAT_BUCKETS + (e % LAT_BUCKETS);
-    if (Atomics.load(seg.latEpoch, lb) !== e) continue;
-    // Copy first, then confirm the bucket was not reset while we copied. A word at a time:
-    // most of a bucket's bins are empty, and this is the largest part of an evaluation.
-    const words = seg.latBins32;
-    const base = lb * LAT_WORDS;
-    for (let i = 0; i < LAT_WORDS; i++) scratch[i] = words[base + i];
-    const sum = seg.latSum[lb];
-    if (Atomics.load(seg.latEpoch, lb) !== e) continue;
-    let c = 0;
-    for (let i = 0; i < LAT_WORDS; i++) {
-      const v = scratch[i];
-      if (v === 0) continue;
-      const low = v & 0xffff;
-      const high = v >>> 16;
-      out.bins[2 * i] += LOW_HALF_FIRST ? low : high;
-      out.bins[2 * i + 1] += LOW_HALF_FIRST ? high : low;
-      c += low + high;
-    }
-    out.count += c;
-    out.sum += sum;
+  if (!isDense(seg, w)) {
+    readRingLatency(seg, w, current, n, out);
+    if (!isDense(seg, w)) return out;
+    out.bins.fill(0);
+    out.count = 0;
+    out.sum = 0;
   }
+  readDenseLatency(seg, w, current, n, out);
   return out;
 }
 

@@ -4,6 +4,7 @@ import { decodeDeltas, DeltaRecorder } from '../../src/cluster/outcome-delta.js'
 import { MergeResult, mergeDelta } from '../../src/cluster/window-merge.js';
 import { COUNT_BUCKETS, WINDOW_MASK, WINDOW_SHIFT } from '../../src/shm/layout.js';
 import { SharedTables } from '../../src/shm/tables.js';
+import { isDense } from '../../src/shm/window-ring.js';
 import { emptyCounts, newLatencySnapshot, OutcomeKind, readCounts, readLatency, recordOutcome } from '../../src/shm/window.js';
 
 function windowOf(t: SharedTables) {
@@ -17,7 +18,10 @@ function rng(seed: number) {
 }
 
 describe('outcome deltas', () => {
-  it('two replicas recording halves of the traffic each end with the whole, equal to one window that saw everything', () => {
+  it.each([
+    { traffic: 'busy (dense windows)', outcomes: 5000, maxGapMs: 12, batchEvery: 97, dense: true },
+    { traffic: 'quiet (compact windows)', outcomes: 400, maxGapMs: 3000, batchEvery: 5, dense: false },
+  ])('two replicas recording halves of the traffic each end with the whole, equal to one window that saw everything: $traffic', ({ outcomes, maxGapMs, batchEvery, dense }) => {
     const a = new SharedTables();
     const b = new SharedTables();
     const all = new SharedTables();
@@ -31,15 +35,15 @@ describe('outcome deltas', () => {
     const t0 = 1_800_000_000_000;
     const kinds = [OutcomeKind.Success, OutcomeKind.Decline, OutcomeKind.TechError, OutcomeKind.Timeout];
     let t = t0;
-    for (let i = 0; i < 5000; i++) {
-      t += Math.floor(rand() * 12); // ~60 s of traffic
+    for (let i = 0; i < outcomes; i++) {
+      t += Math.floor(rand() * maxGapMs); // ~60 s of busy traffic, or ten minutes of ~0.7 a second
       const kind = kinds[Math.floor(rand() * 4)];
       const lat = 1 + rand() * 3000;
       recordOutcome(wall.seg, wall.w, t, kind, lat);
       const [seg, w, rec, idx] = i % 2 === 0 ? [wa.seg, wa.w, ra, wa.index] : [wb.seg, wb.w, rb, wb.index];
       recordOutcome(seg, w, t, kind, lat);
       rec.record(key, idx, t, kind, lat);
-      if (i % 97 === 0) {
+      if (i % batchEvery === 0) {
         // A batch: each merges the other's.
         const da = ra.take();
         const db = rb.take();
@@ -51,8 +55,10 @@ describe('outcome deltas', () => {
     const db = rb.take();
     if (da) decodeDeltas(da, (e) => mergeDelta(wb.seg, wb.w, e, t));
     if (db) decodeDeltas(db, (e) => mergeDelta(wa.seg, wa.w, e, t));
+    for (const x of [wa, wb, wall]) expect(isDense(x.seg, x.w)).toBe(dense);
     for (const horizon of [1000, 5000, 30_000, 60_000]) {
       const want = readCounts(wall.seg, wall.w, t, horizon, emptyCounts());
+      expect(want.success + want.decline + want.tech).toBeGreaterThan(0);
       expect(readCounts(wa.seg, wa.w, t, horizon, emptyCounts())).toEqual(want);
       expect(readCounts(wb.seg, wb.w, t, horizon, emptyCounts())).toEqual(want);
       const wantLat = readLatency(wall.seg, wall.w, t, horizon, newLatencySnapshot());

@@ -1,15 +1,19 @@
 /**
- * readLatency merges a window's latency buckets into one histogram, reading the shared bins two
- * at a time (32-bit words). Checked against the plain 16-bit reading, bin by bin, for both bins
+ * readLatency merges a promoted window's latency buckets into one histogram, reading the shared
+ * bins two at a time (32-bit words). Checked against the plain 16-bit reading, bin by bin, for both bins
  * of a word, the horizon's buckets only, and a bucket reused for a later epoch.
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { LAT_BINS, LAT_BUCKET_MS, LAT_BUCKETS, latencyBin, windowSegmentBytes, windowSegmentViews } from '../../src/shm/layout.js';
 import { newLatencySnapshot, OutcomeKind, percentile, readLatency, recordOutcome } from '../../src/shm/window.js';
+import { isDense, promote } from '../../src/shm/window-ring.js';
 
-/** The histogram of the buckets of epochs (now − n, now], read bin by bin from the 16-bit view. */
-function reference(seg: ReturnType<typeof windowSegmentViews>, w: number, nowMs: number, horizonMs: number) {
+/**
+ * The dense buckets' histogram of the buckets of epochs (now − n, now], read bin by bin from the
+ * 16-bit view. Meaningful for a promoted window only: a compact one keeps no bins there.
+ */
+function denseReference(seg: ReturnType<typeof windowSegmentViews>, w: number, nowMs: number, horizonMs: number) {
   const bins = new Float64Array(LAT_BINS);
   let count = 0;
   const current = Math.floor(nowMs / LAT_BUCKET_MS);
@@ -26,7 +30,7 @@ function reference(seg: ReturnType<typeof windowSegmentViews>, w: number, nowMs:
 }
 
 describe('readLatency', () => {
-  it('equals the bin-by-bin reading for any outcomes, horizon and window (property)', () => {
+  it('of a promoted window equals the bin-by-bin reading for any outcomes, horizon and window (property)', () => {
     fc.assert(
       fc.property(
         fc.array(fc.record({ atMs: fc.integer({ min: 0, max: 90_000 }), latencyMs: fc.double({ min: 0, max: 120_000, noNaN: true }) }), { maxLength: 300 }),
@@ -35,11 +39,13 @@ describe('readLatency', () => {
         (outcomes, w, horizonMs) => {
           const seg = windowSegmentViews(new SharedArrayBuffer(windowSegmentBytes()));
           const base = 1_000_000_000;
+          // Promoted before its first outcome: every outcome goes to the dense buckets.
+          promote(seg, w, Math.floor(base / 1000));
           outcomes.sort((a, b) => a.atMs - b.atMs);
           for (const o of outcomes) recordOutcome(seg, w, base + o.atMs, OutcomeKind.Success, o.latencyMs);
           const nowMs = base + 90_000;
           const got = readLatency(seg, w, nowMs, horizonMs, newLatencySnapshot());
-          const want = reference(seg, w, nowMs, horizonMs);
+          const want = denseReference(seg, w, nowMs, horizonMs);
           expect(Array.from(got.bins)).toEqual(Array.from(want.bins));
           expect(got.count).toBe(want.count);
         },
@@ -60,6 +66,7 @@ describe('readLatency', () => {
     for (let i = 0; i < 5; i++) recordOutcome(seg, 0, now, OutcomeKind.Success, even);
     for (let i = 0; i < 95; i++) recordOutcome(seg, 0, now, OutcomeKind.Success, odd);
     const snap = readLatency(seg, 0, now, 60_000, newLatencySnapshot());
+    expect(isDense(seg, 0)).toBe(true); // 100 outcomes in a second: promoted
     expect(snap.count).toBe(100);
     expect(snap.bins[latencyBin(even)]).toBe(5);
     expect(snap.bins[latencyBin(odd)]).toBe(95);

@@ -30,13 +30,7 @@
  * Mean/std normalisation is not applied here: its constants live in the model file.
  */
 import { COUNT_BUCKET_MS, G_LAST_STEP_MS, G_P50_DEN, G_P50_NUM, G_P95_DEN, G_P95_NUM, G_STEPS, type WindowSegmentViews } from '../../shm/layout.js';
-import {
-  emptyCounts,
-  newLatencySnapshot,
-  percentile,
-  readCounts,
-  readLatency,
-} from '../../shm/window.js';
+import { newLatencySnapshot, percentile, readCountSeries, readLatency } from '../../shm/window.js';
 
 export const FEATURE_NAMES = [
   'err5',
@@ -71,7 +65,10 @@ const BASELINE_MAX_STEP = 0.2;
 /** Slopes beyond this (error rate per minute) are noise at low volume. */
 const MAX_SLOPE = 3;
 
-const counts = emptyCounts();
+/** Seconds of per-second counts the features look at (the 60 s slope's). */
+const SERIES_SECONDS = 60;
+/** Per-second counts, 4 a second (readCountSeries). */
+const series = new Int32Array(4 * SERIES_SECONDS);
 const latency = newLatencySnapshot();
 
 interface Acc {
@@ -163,15 +160,19 @@ export function computeFeatures(
     // x: the bucket's second relative to the current one, -59 to 0, counted up: it was -age,
     // minus zero for the current second, a double, which deoptimised this loop once traffic
     // reached the current second.
+    // The slopes need per-second counts: all 60 seconds in one read of the window.
+    readCountSeries(seg, w, current, SERIES_SECONDS, series);
     for (let x = -59; x <= 0; x++) {
-      // One bucket at a time (horizon one bucket): the slopes need per-second counts.
-      readCounts(seg, w, (current + x) * COUNT_BUCKET_MS, COUNT_BUCKET_MS, counts);
-      const n = counts.success + counts.decline + counts.tech;
+      const o = 4 * (x + 59);
+      const decline = series[o + 1];
+      const tech = series[o + 2];
+      const timeout = series[o + 3];
+      const n = series[o] + decline + tech;
       if (n === 0) continue;
-      add(acc60, n, counts.tech, counts.decline, counts.timeout, x);
-      if (x > -30) add(acc30, n, counts.tech, counts.decline, counts.timeout, x);
-      if (x > -15) add(acc15, n, counts.tech, counts.decline, counts.timeout, x);
-      if (x > -5) add(acc5, n, counts.tech, counts.decline, counts.timeout, x);
+      add(acc60, n, tech, decline, timeout, x);
+      if (x > -30) add(acc30, n, tech, decline, timeout, x);
+      if (x > -15) add(acc15, n, tech, decline, timeout, x);
+      if (x > -5) add(acc5, n, tech, decline, timeout, x);
     }
   }
   out[0] = errMean(acc5);
