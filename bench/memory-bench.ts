@@ -118,6 +118,17 @@ function fileMappings(svc: Child): string {
     .join(', ');
 }
 
+/**
+ * The service's own account of its memory, from /metrics/ (prom-client's process metrics): the
+ * V8 heap in use and the memory outside it (ArrayBuffers and SharedArrayBuffers: the shared
+ * tables), in MB. Read after the measurements: this scrape is not counted.
+ */
+async function heapAndExternal(svc: Child): Promise<string> {
+  const text = await (await fetch(`${svc.url}/metrics/`)).text();
+  const mb = (name: string) => Math.round(Number(new RegExp(`^service_process_${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) / 1048576);
+  return `${mb('nodejs_heap_size_used_bytes')} / ${mb('nodejs_external_memory_bytes')}`;
+}
+
 async function post(svc: Child, path: string, body: unknown, want: number): Promise<unknown> {
   const r = await fetch(svc.url + path, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY }, body: JSON.stringify(body) });
   const text = await r.text();
@@ -230,6 +241,7 @@ async function main(): Promise<void> {
         [`after ${SCRAPES} scrapes MB`]: mb(afterScrapes.rssMb),
         'anon / file MB (after scrapes)': `${mb(afterScrapes.anonMb)} / ${mb(afterScrapes.fileMb)}`,
         'largest files, MB': fileMappings(svc),
+        'heap used / external MB': await heapAndExternal(svc),
       });
       console.log(table([rows[rows.length - 1]]));
     } finally {
