@@ -30,6 +30,14 @@ export interface RecordedOutcome {
   latencyMs: number;
 }
 
+/**
+ * What recordReportedOutcome returns: one object, overwritten by every call, so that an outcome
+ * allocates nothing beyond its reply. The callers (the handler, shadow mode, the engine hook) read
+ * it before the next outcome and keep none of it.
+ */
+const recorded: RecordedOutcome = { rule: undefined as unknown as LiveRule, kind: OutcomeKind.Success, run: 0, processor: 0, window: -1, latencyMs: 0 };
+
+/** Records `report`; the returned object is valid until the next call (see `recorded`). */
 export function recordReportedOutcome(tables: SharedTables, tenant: Tenant, report: OutcomeReport, nowMs: number): RecordedOutcome {
   const rule = tenant.rules.get(report.rule_id);
   if (!rule) throw errors.field('rule_id', `no rule "${report.rule_id}" in this tenant`);
@@ -64,5 +72,11 @@ export function recordReportedOutcome(tables: SharedTables, tenant: Tenant, repo
       Atomics.store(seg.ruleI32, runField, 0);
     }
   }
-  return { rule, kind, run, processor: k, window: w, latencyMs: report.latency_ms };
+  recorded.rule = rule;
+  recorded.kind = kind;
+  recorded.run = run;
+  recorded.processor = k;
+  recorded.window = w;
+  recorded.latencyMs = report.latency_ms;
+  return recorded;
 }
