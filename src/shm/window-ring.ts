@@ -104,8 +104,9 @@ export function pushEvent(seg: WindowSegmentViews, w: number, sec: number, kind:
 
 /**
  * Writer: replays the ring's events of the last 64 s (up to `nowSec` or the newest event, if
- * later) into the dense buckets, then marks the window dense. The dense bins are zero (a compact window never writes them, and
- * clearWindow zeroes a promoted one's); the latency sums are already in place.
+ * later) into the dense buckets, then marks the window dense. The dense bins are zero (a
+ * compact window never writes them, and clearWindow zeroes a promoted one's); the latency sums
+ * are already in place.
  */
 export function promote(seg: WindowSegmentViews, w: number, nowSec: number): void {
   const hdr = seg.ringHdr;
