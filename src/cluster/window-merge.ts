@@ -44,7 +44,7 @@ export function mergeDelta(seg: WindowSegmentViews, w: number, e: DeltaEntry, no
   // The counts are merged either way; a latency bucket already reused by a newer epoch keeps its data.
   const withLatency = (e.nBins > 0 || e.latSum !== 0) && !(seg.latEpoch[w * LAT_BUCKETS + (latEpoch % LAT_BUCKETS)] > latEpoch);
   if (seg.ringHdr[w * RH_STRIDE + RH_DENSE] !== 1) {
-    const merged = mergeIntoRing(seg, w, e, current, withLatency);
+    const merged = mergeIntoRing(seg, w, e, current, withLatency ? latEpoch : -1);
     if (merged !== undefined) return merged;
     promote(seg, w, current);
   }
@@ -66,27 +66,30 @@ export function mergeDelta(seg: WindowSegmentViews, w: number, e: DeltaEntry, no
 }
 
 /**
- * A compact window takes the delta as events: each latency bin paired with a count of a kind that
+ * A compact window takes the delta as events (`latEpoch`: the latency bucket its latencies go
+ * to, -1 to leave them out): each latency bin paired with a count of a kind that
  * has latencies (success, decline, a technical error that was not a timeout), the rest as count-
  * or latency-only events. Undefined when they do not fit: the caller promotes the window.
  */
-function mergeIntoRing(seg: WindowSegmentViews, w: number, e: DeltaEntry, current: number, withLatency: boolean): MergeResult | undefined {
+function mergeIntoRing(seg: WindowSegmentViews, w: number, e: DeltaEntry, current: number, latEpoch: number): MergeResult | undefined {
   const epoch = e.countEpoch;
   const rb = w * RH_STRIDE;
   // Older than the window's newest outcome by the whole horizon: dead on arrival, as a dense bucket reused since.
   if (seg.ringHdr[rb + RH_COUNT] > seg.ringHdr[rb + RH_START] && epoch <= seg.ringHdr[rb + RH_LAST_SEC] - COUNT_BUCKETS) return MergeResult.TooOld;
   const timeouts = Math.min(e.timeout, e.tech);
   const kinds = e.success + e.decline + (e.tech - timeouts);
+  // Without latency (latEpoch -1: its bucket was reused by a newer epoch) the bins are not taken.
+  const nBins = latEpoch >= 0 ? e.nBins : 0;
   let bins = 0;
-  if (withLatency) for (let j = 0; j < e.nBins; j++) bins += e.binCount[j];
+  for (let j = 0; j < nBins; j++) bins += e.binCount[j];
   if (!makeRoom(seg, w, current, Math.max(kinds, bins) + timeouts)) return undefined;
 
   let j = 0;
-  let left = withLatency && e.nBins > 0 ? e.binCount[0] : 0;
+  let left = nBins > 0 ? e.binCount[0] : 0;
   for (let k = OutcomeKind.Success; k <= OutcomeKind.TechError; k++) {
     const n = k === OutcomeKind.Success ? e.success : k === OutcomeKind.Decline ? e.decline : e.tech - timeouts;
     for (let i = 0; i < n; i++) {
-      while (left === 0 && withLatency && j + 1 < e.nBins) left = e.binCount[++j];
+      while (left === 0 && j + 1 < nBins) left = e.binCount[++j];
       const bin = left > 0 ? e.binIndex[j] : EV_NO_LATENCY;
       if (left > 0) left--;
       pushEvent(seg, w, epoch, k, bin);
@@ -94,12 +97,12 @@ function mergeIntoRing(seg: WindowSegmentViews, w: number, e: DeltaEntry, curren
   }
   for (let i = 0; i < timeouts; i++) pushEvent(seg, w, epoch, OutcomeKind.Timeout, EV_NO_LATENCY);
   for (;;) {
-    while (left === 0 && withLatency && j + 1 < e.nBins) left = e.binCount[++j];
+    while (left === 0 && j + 1 < nBins) left = e.binCount[++j];
     if (left === 0) break;
     left--;
     pushEvent(seg, w, epoch, EV_LATENCY_ONLY, e.binIndex[j]);
   }
-  if (withLatency) seg.latSum[latencyBucket(seg, w, latEpochOf(epoch), false)] += e.latSum;
+  if (latEpoch >= 0) seg.latSum[latencyBucket(seg, w, latEpoch, false)] += e.latSum;
   return MergeResult.Merged;
 }
 

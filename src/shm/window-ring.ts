@@ -134,8 +134,8 @@ export function promote(seg: WindowSegmentViews, w: number, nowSec: number): voi
 const copied = new Uint32Array(RING_EVENTS);
 
 /**
- * Copies the window's counted events into `copied`; returns [first valid, end) packed as
- * first * 256 + end (end <= RING_EVENTS): events before `first` may have been overwritten.
+ * Copies the window's counted events into `copied` and returns how many: those whose slot the
+ * writer may have reused while we copied are dropped.
  */
 function copyEvents(seg: WindowSegmentViews, w: number): number {
   const hdr = seg.ringHdr;
@@ -145,16 +145,17 @@ function copyEvents(seg: WindowSegmentViews, w: number): number {
   const base = w * RING_EVENTS;
   let n = 0;
   for (let i = from; i < count; i++) copied[n++] = seg.ring[base + (i & RING_MASK)];
-  const reused = Atomics.load(hdr, rb + RH_WRITING) - RING_EVENTS - from;
-  return (reused > 0 ? Math.min(reused, n) : 0) * 256 + n;
+  const reused = Math.min(Atomics.load(hdr, rb + RH_WRITING) - RING_EVENTS - from, n);
+  if (reused <= 0) return n;
+  copied.copyWithin(0, reused, n);
+  return n - reused;
 }
 
 /** Adds the counts of epochs (current − n, current] to `out` (zeroed by the caller). */
 export function readRingCounts(seg: WindowSegmentViews, w: number, current: number, n: number, out: Counts): void {
-  const span = copyEvents(seg, w);
-  const end = span & 255;
+  const end = copyEvents(seg, w);
   const oldest = current - n;
-  for (let i = span >> 8; i < end; i++) {
+  for (let i = 0; i < end; i++) {
     const word = copied[i];
     if (eventSecond(word, current) <= oldest) continue;
     switch ((word >>> EV_KIND_SHIFT) & EV_KIND_MASK) {
@@ -181,10 +182,9 @@ export function readRingCounts(seg: WindowSegmentViews, w: number, current: numb
  * at out[4·i .. 4·i + 3] for epoch last − n + 1 + i (zeroed by the caller).
  */
 export function readRingCountSeries(seg: WindowSegmentViews, w: number, last: number, n: number, out: Int32Array): void {
-  const span = copyEvents(seg, w);
-  const end = span & 255;
+  const end = copyEvents(seg, w);
   const first = last - n + 1;
-  for (let i = span >> 8; i < end; i++) {
+  for (let i = 0; i < end; i++) {
     const word = copied[i];
     const x = eventSecond(word, last) - first;
     if (x < 0) continue;
@@ -200,14 +200,13 @@ export function readRingCountSeries(seg: WindowSegmentViews, w: number, last: nu
 
 /** Adds the histogram and sums of latency epochs (current − n, current] to `out` (zeroed by the caller). */
 export function readRingLatency(seg: WindowSegmentViews, w: number, current: number, n: number, out: LatencySnapshot): void {
-  const span = copyEvents(seg, w);
-  const end = span & 255;
+  const end = copyEvents(seg, w);
   // Relative to the current latency bucket's last second: the dense buckets count an outcome
   // of the current 5 s even when the writer's clock is a little ahead of the reader's.
   const ref = current * SECONDS_PER_LAT_BUCKET + SECONDS_PER_LAT_BUCKET - 1;
   const oldest = current - n;
   let c = 0;
-  for (let i = span >> 8; i < end; i++) {
+  for (let i = 0; i < end; i++) {
     const word = copied[i];
     const bin = word & EV_BIN_MASK;
     if (bin === EV_NO_LATENCY) continue;

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { COUNT_BUCKETS, LAT_BINS, LAT_BUCKET_MS, RING_EVENTS, latencyBin, windowSegmentBytes, windowSegmentViews } from '../../src/shm/layout.js';
+import { COUNT_BUCKETS, LAT_BINS, LAT_BUCKET_MS, RH_COUNT, RH_STRIDE, RH_WRITING, RING_EVENTS, latencyBin, windowSegmentBytes, windowSegmentViews } from '../../src/shm/layout.js';
 import {
   clearWindow,
   emptyCounts,
@@ -139,6 +139,18 @@ describe('a window, compact or promoted', () => {
     recordOutcome(seg, 5, BASE_MS + 500, OutcomeKind.Success, 10);
     expect(isDense(seg, 5)).toBe(true);
     expect(readCounts(seg, 5, BASE_MS, 1000, emptyCounts()).success).toBe(RING_EVENTS + 1);
+  });
+
+  it('drops, while the writer is reusing a slot, the oldest event (the one in that slot) and no other', () => {
+    const seg = newSegment();
+    // Seconds 0-63, one outcome each: a decline first, then successes. The ring is full.
+    for (let i = 0; i < RING_EVENTS; i++) recordOutcome(seg, 6, BASE_MS + i * 1000, i === 0 ? OutcomeKind.Decline : OutcomeKind.Success, 10);
+    const now = BASE_MS + 63_000;
+    expect(readCounts(seg, 6, now, 64_000, emptyCounts())).toEqual({ success: RING_EVENTS - 1, decline: 1, tech: 0, timeout: 0 });
+    // A writer in the middle of appending the next outcome: it has claimed the decline's slot.
+    const rb = 6 * RH_STRIDE;
+    seg.ringHdr[rb + RH_WRITING] = seg.ringHdr[rb + RH_COUNT] + 1;
+    expect(readCounts(seg, 6, now, 64_000, emptyCounts())).toEqual({ success: RING_EVENTS - 1, decline: 0, tech: 0, timeout: 0 });
   });
 
   it('stays compact at up to one outcome a second, however long, and is promoted past it', () => {
