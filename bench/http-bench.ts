@@ -28,6 +28,12 @@
  *   whose ceiling run took more than 1.25× the CPU per request of the rule set's median
  *   ceiling run: the host slowed the machine without steal showing (same-run.ts). The
  *   1-minute load average is printed beside every run.
+ * - The generator's wake-ups: every run shows the kernel's part of the server's CPU per
+ *   request and how many wake-up IPIs the generator's core received per request
+ *   (lib/interrupts.ts). On a virtual machine whose idle vCPUs halt, a server that answers
+ *   slower than wrk reads lets wrk sleep between answers, and each answer that wakes it costs
+ *   the server an IPI: a cost of the set-up (a client on the same machine) that grows as the
+ *   server slows, visible here instead of hidden in the ratio.
  * - Scrape and evaluation cycle (at BENCH_CYCLE_RULES, default 1,000 rules): route p99 in
  *   three runs before any outcome exists (the cycle has nothing to evaluate; a disturbed one
  *   is taken again and does not count), then again after an
@@ -54,7 +60,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCli } from './lib/cli.js';
-import { allProcessesCpu, loadAverage1m, othersCpuS, processCpuS, stealS } from './lib/cpu-usage.js';
+import { allProcessesCpu, loadAverage1m, othersCpuS, processCpuS, processKernelCpuS, stealS } from './lib/cpu-usage.js';
+import { wakeUps } from './lib/interrupts.js';
 import { table } from './lib/load.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
 import { apiKeysFor, outcomeRequests, routeRequests, sampleRules, type BenchRequest } from './lib/requests.js';
@@ -113,6 +120,10 @@ interface Run {
   /** The generator's share of its core. */
   generatorCore: number;
   serverUsPerReq: number;
+  /** The kernel's part of serverUsPerReq. */
+  serverKernelUsPerReq: number;
+  /** Wake-up IPIs the generator's core received per request (lib/interrupts.ts: what waking an idle wrk costs the server); NaN where unknown. */
+  generatorWakeUpsPerReq: number;
   othersCores: number;
   /** Cores' worth of time the hypervisor gave to other guests during the run (/proc/stat steal). */
   stealCores: number;
@@ -124,6 +135,9 @@ interface Run {
 interface Slice {
   wrk: WrkResult;
   serverCpuS: number;
+  serverKernelCpuS: number;
+  /** NaN where /proc/interrupts or a one-CPU generator pinning is missing. */
+  generatorWakeUps: number;
   othersCpuS: number;
   stealS: number;
 }
@@ -142,17 +156,24 @@ const r3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /** One wrk run against `server`, with its CPU and everybody else's accounted. */
 async function slice(target: Run['target'], server: Child, url: string, reqs: readonly BenchRequest[], durationS: number): Promise<Slice> {
-  const serverBefore = processCpuS(server.proc.pid!) ?? NaN;
+  const pid = server.proc.pid!;
+  const serverBefore = processCpuS(pid) ?? NaN;
+  const kernelBefore = processKernelCpuS(pid) ?? NaN;
+  const wakeUpsBefore = wakeUps(GENERATOR_CPU) ?? NaN;
   const before = allProcessesCpu();
   const stealBefore = stealS();
   const w = await runWrk({ url, requests: reqs, durationS, connections: CONNECTIONS, cpus: GENERATOR_CPU });
   const stealAfter = stealS();
   const after = allProcessesCpu();
-  const serverCpuS = (processCpuS(server.proc.pid!) ?? NaN) - serverBefore;
+  const serverCpuS = (processCpuS(pid) ?? NaN) - serverBefore;
+  const serverKernelCpuS = (processKernelCpuS(pid) ?? NaN) - kernelBefore;
+  const generatorWakeUps = (wakeUps(GENERATOR_CPU) ?? NaN) - wakeUpsBefore;
   if (w.errors > 0 || w.non2xx > 0) throw new Error(`${target} run: ${w.non2xx} non-2xx answers, ${w.errors} socket errors`);
   return {
     wrk: w,
     serverCpuS,
+    serverKernelCpuS,
+    generatorWakeUps,
     othersCpuS: othersCpuS(before, after, new Set([process.pid, server.proc.pid!, w.wrapperPid])),
     stealS: stealBefore === null || stealAfter === null ? 0 : stealAfter - stealBefore,
   };
@@ -176,6 +197,8 @@ function pooled(target: Run['target'], rules: number, round: number, slices: rea
     p99Ms: pooledPercentileMs(latencies, 99),
     generatorCore: sum((s) => s.wrk.generatorCpuS) / seconds,
     serverUsPerReq: (sum((s) => s.serverCpuS) / requests) * 1e6,
+    serverKernelUsPerReq: (sum((s) => s.serverKernelCpuS) / requests) * 1e6,
+    generatorWakeUpsPerReq: sum((s) => s.generatorWakeUps) / requests,
     othersCores: others,
     stealCores: steal,
     load1: loadAverage1m(),
@@ -188,6 +211,14 @@ async function measure(target: Run['target'], server: Child, url: string, reqs: 
   return pooled(target, rules, round, [await slice(target, server, url, reqs, durationS)]);
 }
 
+/** Median wake-ups of the generator per request, bare then route ('' where /proc/interrupts tells nothing). */
+function wakeUpsColumn(runs: readonly Run[]): string {
+  const of = (t: Run['target']) => median(runs.filter((r) => r.target === t && !Number.isNaN(r.generatorWakeUpsPerReq)).map((r) => r.generatorWakeUpsPerReq));
+  const bare = of('ceiling');
+  const route = of('route');
+  return bare === null || route === null ? '' : `${r3(bare)} / ${r3(route)}`;
+}
+
 const runRow = (r: Run) => ({
   rules: r.rules,
   round: r.round,
@@ -197,6 +228,8 @@ const runRow = (r: Run) => ({
   'p99 ms': r2(r.p99Ms),
   slices: r.slices,
   'server µs/req': r2(r.serverUsPerReq),
+  'of which kernel': r2(r.serverKernelUsPerReq),
+  'wrk wake-ups/req': Number.isNaN(r.generatorWakeUpsPerReq) ? '' : r3(r.generatorWakeUpsPerReq),
   'wrk core': r2(r.generatorCore),
   'others cores': r2(r.othersCores),
   'steal cores': r2(r.stealCores),
@@ -325,6 +358,8 @@ async function main(): Promise<void> {
       'bare µs/req': medOf('ceiling', (r) => r.serverUsPerReq),
       'route µs/req': medOf('route', (r) => r.serverUsPerReq),
       'outcome µs/req': medOf('outcome', (r) => r.serverUsPerReq),
+      'kernel µs/req, bare / route': `${medOf('ceiling', (r) => r.serverKernelUsPerReq)} / ${medOf('route', (r) => r.serverKernelUsPerReq)}`,
+      'wrk wake-ups/req, bare / route': wakeUpsColumn(counted.flat()),
       'wrk core (bare)': medOf('ceiling', (r) => r.generatorCore),
       'load1': medOf('ceiling', (r) => r.load1),
     });

@@ -8,8 +8,8 @@ import { loadavg } from 'node:os';
 
 const TICK_S = 0.01; // USER_HZ is 100 on every Linux the service targets
 
-/** utime + stime (+ cutime + cstime when `withChildren`) of one process, in seconds; null if gone. */
-export function processCpuS(pid: number, withChildren = false): number | null {
+/** The fields of /proc/<pid>/stat after comm (f[0] is field 3, state); null if the process is gone. */
+function statFields(pid: number): string[] | null {
   let stat: string;
   try {
     stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -17,11 +17,23 @@ export function processCpuS(pid: number, withChildren = false): number | null {
     return null;
   }
   // Field 2 (comm) may hold spaces: split after its closing parenthesis.
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // f[0] is field 3 (state): utime is field 14 → f[11], stime f[12], cutime f[13], cstime f[14].
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/** utime + stime (+ cutime + cstime when `withChildren`) of one process, in seconds; null if gone. */
+export function processCpuS(pid: number, withChildren = false): number | null {
+  const f = statFields(pid);
+  if (f === null) return null;
+  // utime is field 14 → f[11], stime f[12], cutime f[13], cstime f[14].
   let ticks = Number(f[11]) + Number(f[12]);
   if (withChildren) ticks += Number(f[13]) + Number(f[14]);
   return ticks * TICK_S;
+}
+
+/** The kernel's part of processCpuS (stime alone), in seconds; null if gone. */
+export function processKernelCpuS(pid: number): number | null {
+  const f = statFields(pid);
+  return f === null ? null : Number(f[12]) * TICK_S;
 }
 
 /** CPU seconds of every process, by pid (children they have reaped included). */

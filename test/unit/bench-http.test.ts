@@ -1,6 +1,7 @@
 /** The HTTP benchmark's own arithmetic: which rounds give a ratio, and whose CPU counts as "others". */
 import { describe, expect, it } from 'vitest';
 import { othersCpuS, stealFromProcStat } from '../../bench/lib/cpu-usage.js';
+import { wakeUpsFromProcInterrupts } from '../../bench/lib/interrupts.js';
 import { sameRunRatios, sizeRatios } from '../../bench/lib/same-run.js';
 
 const run = (rps: number, p99Ms: number, disturbed = false, serverUsPerReq = 10, generatorCore = 0.8) => ({ rps, p99Ms, disturbed, serverUsPerReq, generatorCore });
@@ -96,5 +97,28 @@ describe("the hypervisor's steal time", () => {
   it('is null for a kernel without the column or another first line', () => {
     expect(stealFromProcStat('cpu  1 2 3 4 5 6 7\n')).toBeNull();
     expect(stealFromProcStat('intr 1 2 3 4 5 6 7 8 9\n')).toBeNull();
+  });
+});
+
+describe("wake-ups of the generator's core", () => {
+  // As this project's VMs print it: the column of each CPU, rows of device and IPI counts.
+  const text = [
+    '           CPU0       CPU1       ',
+    '  0:         52          0   IO-APIC   2-edge      timer',
+    'LOC:     250236     470149   Local timer interrupts',
+    'RES:      39231      40507   Rescheduling interrupts',
+    'CAL:    6873543     272667   Function call interrupts',
+    'TLB:       3340       3442   TLB shootdowns',
+    '',
+  ].join('\n');
+
+  it("sums the CPU's function-call and rescheduling IPIs, nothing else", () => {
+    expect(wakeUpsFromProcInterrupts(text, 0)).toBe(39231 + 6873543);
+    expect(wakeUpsFromProcInterrupts(text, 1)).toBe(40507 + 272667);
+  });
+
+  it('is null for a CPU the table does not have, or without both rows', () => {
+    expect(wakeUpsFromProcInterrupts(text, 2)).toBeNull();
+    expect(wakeUpsFromProcInterrupts(text.replace(/RES:.*\n/, ''), 0)).toBeNull();
   });
 });
