@@ -11,7 +11,10 @@
  * Counts say nothing of caches, TLBs or the kernel: read them beside the benchmark, not
  * instead of it.
  *
- *   npm run bench:instructions [-- --part decode|match|route] [-- --other <dist dir>]
+ *   npm run bench:instructions [-- --part decode|match|route|http] [-- --other <dist dir>]
+ *
+ * `--part http` counts the whole request instead, in the real server process, beside bare uWS
+ * (lib/http-instructions.ts): a few minutes per build.
  *
  * Needs valgrind (`apt-get install -y valgrind`). Each count takes about a minute.
  */
@@ -23,15 +26,17 @@ import { parseCli } from './lib/cli.js';
 import { DIST } from './lib/processes.js';
 import { routeRequests, sampleRules } from './lib/requests.js';
 import { ruleSet } from './lib/seed.js';
+import { countHttp } from './lib/http-instructions.js';
+import { table } from './lib/load.js';
 
-const PARTS = ['decode', 'match', 'route'] as const;
+const PARTS = ['decode', 'match', 'route', 'http'] as const;
 type Part = (typeof PARTS)[number];
 const WARM_ROUNDS = 300;
 const MEASURED_ROUNDS = 1000;
 const BODIES = 200;
 
 const o = parseCli({
-  usage: 'npm run bench:instructions [-- --part decode|match|route] [-- --other <dist dir>]',
+  usage: 'npm run bench:instructions [-- --part decode|match|route|http] [-- --other <dist dir>]',
   summary:
     "Counts the machine instructions one route's JavaScript takes (callgrind, node --predictable): decode the body; " +
     'decode and match the rule; or the whole route without HTTP (decode, match, pickSide, reply bytes). ' +
@@ -42,7 +47,7 @@ const o = parseCli({
     run: { type: 'string' },
   },
   help: {
-    part: `how much of the route to run: ${PARTS.join(', ')} (each includes the ones before)`,
+    part: `how much of the route to run: ${PARTS.join(', ')} (each includes the ones before; http: the whole request in the real server, route and outcome, beside bare uWS: lib/http-instructions.ts)`,
     other: "another build's dist/ directory to count too (e.g. a worktree of an earlier commit)",
     run: 'internal: ROUNDS:DIST, the work itself (what callgrind runs)',
   },
@@ -112,7 +117,15 @@ function perRoute(dist: string): number {
   return (counted(WARM_ROUNDS + MEASURED_ROUNDS, dist) - counted(WARM_ROUNDS, dist)) / (MEASURED_ROUNDS * BODIES);
 }
 
-if (o.run !== undefined) {
+if (part === 'http') {
+  const counts = await countHttp(o.other === undefined ? [DIST] : [DIST, o.other]);
+  const bare = counts[0].perRequest;
+  console.log(table(counts.map((c) => ({ target: c.target, 'instructions / request': Math.round(c.perRequest), '× bare uWS': (c.perRequest / bare).toFixed(2) }))));
+  for (const c of counts) {
+    console.log(`\n${c.target}: the costliest functions, instructions per request (self)`);
+    console.log(table(c.top.map((t) => ({ function: t.name, 'per request': Math.round(t.perRequest) }))));
+  }
+} else if (o.run !== undefined) {
   const at = o.run.indexOf(':');
   await work(Number(o.run.slice(0, at)), o.run.slice(at + 1));
 } else {
