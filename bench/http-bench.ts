@@ -174,7 +174,7 @@ async function slice(target: Run['target'], server: Child, url: string, reqs: re
     serverCpuS,
     serverKernelCpuS,
     generatorWakeUps,
-    othersCpuS: othersCpuS(before, after, new Set([process.pid, server.proc.pid!, w.wrapperPid])),
+    othersCpuS: othersCpuS(before, after, new Set([process.pid, pid, w.wrapperPid])),
     stealS: stealBefore === null || stealAfter === null ? 0 : stealAfter - stealBefore,
   };
 }

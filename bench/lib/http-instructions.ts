@@ -30,7 +30,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './processes.js';
+import { freePort, waitFor } from './processes.js';
 import { apiKeysFor, hotPathRequests, type BenchRequest } from './requests.js';
 import { seed } from './seed.js';
 
@@ -115,21 +115,6 @@ function send(port: number, raw: readonly Buffer[], n: number): Promise<void> {
   return Promise.all(Array.from({ length: CONNECTIONS }, one)).then(() => undefined);
 }
 
-async function waitForPort(port: number, until: number): Promise<void> {
-  while (Date.now() < until) {
-    const up = await new Promise<boolean>((resolve) => {
-      const s = connect(port, HOST, () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.on('error', () => resolve(false));
-    });
-    if (up) return;
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`nothing listened on ${port} under valgrind`);
-}
-
 function callgrindControl(args: string[]): void {
   const r = spawnSync('callgrind_control', args, { env: { ...process.env, HOST }, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`callgrind_control ${args.join(' ')} failed: ${r.stderr || r.stdout}`);
@@ -200,7 +185,7 @@ async function count(target: string, script: string, env: Record<string, string>
   vg.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<void>((resolve) => vg.once('exit', () => resolve()));
   try {
-    await waitForPort(port, Date.now() + 600_000);
+    await waitFor(`http://${HOST}:${port}/`, 600_000);
     const raw = rawRequests(reqs, port);
     await send(port, raw, WARM_REQUESTS);
     callgrindControl(['--instr=on', String(vg.pid)]);

@@ -44,7 +44,8 @@ export interface Child {
   stop(): Promise<void>;
 }
 
-async function waitFor(url: string, timeoutMs: number): Promise<void> {
+/** Resolves once `url` answers an HTTP GET (any status), or throws after `timeoutMs`. */
+export async function waitFor(url: string, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     try {
