@@ -25,7 +25,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { Buffer } from 'node:buffer';
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,6 +54,7 @@ export interface HttpCount {
 function callgrindCopy(dist: string): string {
   // The build's checkout in miniature: dist/, and beside it what the service reads from there
   // (its package.json for the version, models/ for Tier 2's model: tiers/foresight/model.ts).
+  mkdirSync(RESULTS, { recursive: true }); // absent on a fresh clone: bench/results/ is not committed
   const copy = mkdtempSync(join(RESULTS, 'callgrind-'));
   const checkout = join(dist, '..');
   cpSync(dist, join(copy, 'dist'), { recursive: true });
