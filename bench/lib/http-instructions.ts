@@ -38,7 +38,7 @@ const WARM_REQUESTS = 3000;
 const SETTLE_REQUESTS = 500;
 const MEASURED = Number(process.env.BENCH_INSTRUCTIONS_REQUESTS ?? 10_000);
 const CONNECTIONS = 8;
-const TOP_FUNCTIONS = 15;
+const TOP_FUNCTIONS = Number(process.env.BENCH_INSTRUCTIONS_TOP ?? 15);
 const RESULTS = fileURLToPath(new URL('../../../bench/results/', import.meta.url));
 /** valgrind names its control pipe after $HOST, which the service reads too: both sides must agree. */
 const HOST = '127.0.0.1';

@@ -16,7 +16,7 @@
 import type { Buffer } from 'node:buffer';
 import { PlainKind, isIdChar, isLetter, type PlainField, type PlainForm } from '../schemas/hot-bodies.js';
 import { MAX_ID_LENGTH } from '../schemas/common.js';
-import { asciiString, isFalse, isNull, isTrue, numberEnd, quotedNameAt, scannedNumber, skipSpace, stringEnd } from './json-bytes.js';
+import { asciiString, capitalsCode, isFalse, isNull, isTrue, numberEnd, quotedNameAt, scannedNumber, skipSpace, stringEnd } from './json-bytes.js';
 
 /** The decoded values by field, reset for each body (the front thread decodes one at a time). */
 const values: unknown[] = new Array<unknown>(30).fill(undefined);
@@ -49,14 +49,20 @@ function stringValue(f: PlainField, buf: Buffer, start: number, n: number): numb
   const kind = f.kind;
   let end: number;
   if (kind === PlainKind.OneOf) {
-    const c = quotedNameAt(f.choiceBytes, buf, start, n, 0);
+    const c = quotedNameAt(f.choiceWords, buf, start, n, 0);
     if (c < 0) return -1;
     value = f.choices[c];
-    return start + f.choiceBytes[c].length + 1;
+    return start + f.choiceWords[c].size;
   }
   if (kind === PlainKind.Letters) {
     end = start + f.max;
-    if (end >= n || buf[end] !== 0x22 || !allOf(buf, start, end, LETTER)) return -1;
+    if (end >= n || buf[end] !== 0x22) return -1;
+    const code = capitalsCode(buf, start, f.max); // the usual case: capitals, found by their letters
+    if (code !== undefined) {
+      value = code;
+      return end + 1;
+    }
+    if (!allOf(buf, start, end, LETTER)) return -1;
   } else if (kind === PlainKind.Id) {
     end = start;
     while (end < n && (CLASSES[buf[end]] & ID_CHAR) !== 0) end++;
@@ -98,7 +104,7 @@ function decodeValue(f: PlainField, buf: Buffer, i: number, n: number): number {
 /** The body as the form's object, or undefined when it is not in the plain form (see above). */
 export function decodePlainBody<T>(form: PlainForm<T>, buf: Buffer): T | undefined {
   const fields = form.fields;
-  const names = form.nameBytes;
+  const names = form.nameWords;
   for (let k = 0; k < fields.length; k++) values[k] = undefined;
   const n = buf.length;
   let i = skipSpace(buf, 0, n);
@@ -114,16 +120,23 @@ export function decodePlainBody<T>(form: PlainForm<T>, buf: Buffer): T | undefin
       if (k < 0 || (seen & (1 << k)) !== 0) return undefined; // unknown (or not plain) or repeated
       seen |= 1 << k;
       next = k + 1;
-      i = skipSpace(buf, i + names[k].length + 2, n);
-      if (buf[i] !== 0x3a) return undefined; // ':'
-      i = decodeValue(fields[k], buf, skipSpace(buf, i + 1, n), n);
+      // Whitespace is skipped only where there is some (every JSON whitespace byte is below
+      // 0x21): most bodies have none, and each skipSpace() is a call and a loop.
+      i += names[k].size + 1; // the opening quote, the name and its closing quote
+      if (buf[i] !== 0x3a) {
+        i = skipSpace(buf, i, n);
+        if (buf[i] !== 0x3a) return undefined; // ':'
+      }
+      if (buf[++i] <= 0x20) i = skipSpace(buf, i, n);
+      i = decodeValue(fields[k], buf, i, n);
       if (i < 0) return undefined;
       values[k] = value;
-      i = skipSpace(buf, i, n);
-      const sep = buf[i++];
+      let sep = buf[i];
+      if (sep <= 0x20) sep = buf[(i = skipSpace(buf, i, n))];
+      i++;
       if (sep === 0x7d) break; // '}'
       if (sep !== 0x2c) return undefined; // ','
-      i = skipSpace(buf, i, n);
+      if (buf[i] <= 0x20) i = skipSpace(buf, i, n);
     }
   }
   if (skipSpace(buf, i, n) !== n || (seen & form.required) !== form.required) return undefined;

@@ -10,7 +10,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
 import { decodePlainBody } from '../../src/http/plain-body.js';
-import { OUTCOME_REPORT_FORM, PlainField, PlainForm, PlainKind, plainOutcomeReport, plainRouteRequest, ROUTE_REQUEST_FORM } from '../../src/schemas/hot-bodies.js';
+import { OUTCOME_REPORT_FORM, PlainField, PlainForm, PlainKind, plainOutcomeReport, plainRouteRequest, QuotedWord, ROUTE_REQUEST_FORM } from '../../src/schemas/hot-bodies.js';
 import { OutcomeReport, RouteRequest } from '../../src/schemas/routing.js';
 import { outcomeReport as outcomeExample, routeRequest as routeExample } from '../../src/schemas/examples.js';
 import { routeRequests, sampleRules } from '../../bench/lib/requests.js';
@@ -39,6 +39,12 @@ describe('plain hot bodies, decoded from their bytes', () => {
     expect(ROUTE_REQUEST_FORM.required).toBe(0b11); // country, currency
     expect(OUTCOME_REPORT_FORM.required).toBe(0b1111); // rule_id, processor_id, success, latency_ms
     expect(() => new PlainForm([new PlainField('a', PlainKind.Id)], ['b'], () => ({}))).toThrow(/"b" is not one of the fields/);
+    // A word is compared with its closing quote, four bytes to a number, the first byte lowest.
+    const card = new QuotedWord('card');
+    expect(card.size).toBe(5);
+    expect(card.groups).toEqual([0x63 | (0x61 << 8) | (0x72 << 16) | (0x64 << 24), 0x22]);
+    expect(new QuotedWord('one_time').groups).toHaveLength(3);
+    for (const bad of ['a"b', 'a\\b', 'caf\u00e9', 'tab\t']) expect(() => new QuotedWord(bad), bad).toThrow(/not plain ASCII/);
   });
 
   it('decodes the bodies clients send: the documented examples, the benchmark\'s, every literal and spacing', () => {
@@ -49,6 +55,8 @@ describe('plain hot bodies, decoded from their bytes', () => {
       '{"country":"us","currency":"usd","amount":null,"amount_tier":null,"transaction_id":"tx:1-2_3.4"}',
       ' {\n\t"currency" : "EUR" ,\r\n "country" : "FR", "amount_tier": "high_value", "amount": 0.1 }  ',
       '{"rule_id":"r1","processor_id":"p","success":true,"latency_ms":0,"error_code":null}',
+      '{"country":"AZ","currency":"ZAZ"}', // capitals at both ends of the alphabet (found by their letters)
+      '{"country":"Us","currency":"uSd"}', // letters not all capitals: through the string cache
       '{"country":"US","currency":"USD","amount":339.8298173981612}', // a computed amount: 16 significant digits
       '{"country":"US","currency":"USD","amount":0.30000000000000004,"amount_tier":null}',
       '{"rule_id":"r1","processor_id":"p","success":true,"latency_ms":120.40000000000001}',
@@ -90,6 +98,10 @@ describe('plain hot bodies, decoded from their bytes', () => {
       route(',"other":1'), // unknown field
       route(',"__proto__":{}'),
       '{"country":"U1","currency":"USD"}',
+      '{"country":"@A","currency":"USD"}', // the bytes either side of A-Z and a-z
+      '{"country":"A[","currency":"USD"}',
+      '{"country":"US","currency":"U`D"}',
+      '{"country":"US","currency":"US{"}',
       '{"country":"USA","currency":"USD"}',
       '{"country":"US","currency":"US"}',
       '{"country":"U\\u0053","currency":"USD"}', // an escape: JSON.parse decides
