@@ -120,7 +120,19 @@ function perRoute(dist: string): number {
 if (part === 'http') {
   const counts = await countHttp(o.other === undefined ? [DIST] : [DIST, o.other]);
   const bare = counts[0].perRequest;
-  console.log(table(counts.map((c) => ({ target: c.target, 'instructions / request': Math.round(c.perRequest), '× bare uWS': (c.perRequest / bare).toFixed(2) }))));
+  const bareWithoutGc = bare - counts[0].gcPerRequest;
+  console.log(
+    table(
+      counts.map((c) => ({
+        target: c.target,
+        'instructions / request': Math.round(c.perRequest),
+        '× bare uWS': (c.perRequest / bare).toFixed(2),
+        'of which GC': Math.round(c.gcPerRequest),
+        'without GC': Math.round(c.perRequest - c.gcPerRequest),
+        '× bare uWS without GC': ((c.perRequest - c.gcPerRequest) / bareWithoutGc).toFixed(2),
+      })),
+    ),
+  );
   for (const c of counts) {
     console.log(`\n${c.target}: the costliest functions, instructions per request (self)`);
     console.log(table(c.top.map((t) => ({ function: t.name, 'per request': Math.round(t.perRequest) }))));

@@ -46,6 +46,13 @@ const HOST = '127.0.0.1';
 export interface HttpCount {
   target: string;
   perRequest: number;
+  /**
+   * Of perRequest, the garbage collector's (V8's heap functions on the front thread). A young
+   * collection comes every ~20,000 requests and costs millions of instructions, so whether one
+   * falls in the counted window moves the total by a few hundred per request: compare builds
+   * by the total without it.
+   */
+  gcPerRequest: number;
   /** Self instructions per request of the costliest functions (JIT code by its JavaScript name). */
   top: { name: string; perRequest: number }[];
 }
@@ -142,8 +149,11 @@ function jitNames(pid: number): { start: number; end: number; name: string }[] {
     .sort((x, y) => x.start - y.start);
 }
 
-/** The main thread's total and its costliest functions, per request, from callgrind's dump. */
-function readDump(file: string, pid: number, requests: number): { total: number; top: HttpCount['top'] } {
+/** V8's garbage collector, by the names of its functions in callgrind's output (not the allocator's). */
+export const GC_FUNCTION = /Scaveng|MarkCompact|Sweeper|GCTracer|heap::base::|v8::internal::Heap::|IncrementalMarking|ConcurrentMarking|MemoryAllocator|SemiSpace|NewSpace|PagedSpace|RememberedSet|SlotSet|EvacuationVerifier|MemoryChunk/;
+
+/** The main thread's total, its collector's part and its costliest functions, per request, from callgrind's dump. */
+function readDump(file: string, pid: number, requests: number): { total: number; gc: number; top: HttpCount['top'] } {
   const total = Number(/^summary: (\d+)/m.exec(readFileSync(file, 'utf8'))?.[1] ?? NaN);
   const annotated = spawnSync('callgrind_annotate', ['--threshold=100', file], { encoding: 'utf8', maxBuffer: 64 << 20 }).stdout;
   const jit = jitNames(pid);
@@ -170,7 +180,9 @@ function readDump(file: string, pid: number, requests: number): { total: number;
     .sort((a, b) => b[1] - a[1])
     .slice(0, TOP_FUNCTIONS)
     .map(([name, n]) => ({ name, perRequest: n / requests }));
-  return { total, top };
+  let gc = 0;
+  for (const [name, n] of byName) if (GC_FUNCTION.test(name)) gc += n;
+  return { total, gc, top };
 }
 
 /** Instructions per request of `script` answering `raw` under callgrind. */
@@ -205,9 +217,9 @@ async function count(target: string, script: string, env: Record<string, string>
     .filter((f) => /-01$/.test(f))
     .sort();
   if (mains.length === 0) throw new Error(`${target}: callgrind wrote no dump of the main thread\n${stderr.slice(-2000)}`);
-  const { total, top } = readDump(join(out, mains[mains.length - 1]), vg.pid!, MEASURED);
+  const { total, gc, top } = readDump(join(out, mains[mains.length - 1]), vg.pid!, MEASURED);
   rmSync(out, { recursive: true, force: true });
-  return { target, perRequest: total / MEASURED, top };
+  return { target, perRequest: total / MEASURED, gcPerRequest: gc / MEASURED, top };
 }
 
 /** The counts for the service built in `dist` (route, outcome) and, once, for the bare ceiling. */

@@ -1,6 +1,7 @@
 /** The HTTP benchmark's own arithmetic: which rounds give a ratio, and whose CPU counts as "others". */
 import { describe, expect, it } from 'vitest';
 import { othersCpuS, stealFromProcStat } from '../../bench/lib/cpu-usage.js';
+import { GC_FUNCTION } from '../../bench/lib/http-instructions.js';
 import { wakeUpsFromProcInterrupts } from '../../bench/lib/interrupts.js';
 import { sameRunRatios, sizeRatios } from '../../bench/lib/same-run.js';
 
@@ -120,5 +121,20 @@ describe("wake-ups of the generator's core", () => {
   it('is null for a CPU the table does not have, or without both rows', () => {
     expect(wakeUpsFromProcInterrupts(text, 2)).toBeNull();
     expect(wakeUpsFromProcInterrupts(text.replace(/RES:.*\n/, ''), 0)).toBeNull();
+  });
+});
+
+describe('bench:instructions --part http: the collector\'s part', () => {
+  it('counts V8\'s collector functions as GC, and neither the allocator nor the service\'s code', () => {
+    for (const name of [
+      'heap::base::SlotCallbackResult v8::internal::Scavenger::ScavengeObject<v8::internal::FullHeapObjectSlot>',
+      'v8::internal::ScavengerCollector::CollectGarbage',
+      'v8::internal::Heap::Scavenge',
+      'v8::internal::ArrayBufferSweeper::Sweep',
+      'v8::internal::SemiSpace::Swap',
+    ])
+      expect(GC_FUNCTION.test(name), name).toBe(true);
+    for (const name of ['JS:*decodePlainBody src/http/plain-body.js:100:32', 'v8::internal::Factory::AllocateRaw', 'v8::Function::Call', 'Builtins_RecordWriteSaveFP [node]'])
+      expect(GC_FUNCTION.test(name), name).toBe(false);
   });
 });
