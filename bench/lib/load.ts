@@ -30,8 +30,10 @@ export async function load(
 
 export function table(rows: Record<string, unknown>[]): string {
   if (rows.length === 0) return '';
-  const cols = Object.keys(rows[0]);
-  const cell = (v: unknown) => (typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(2)) : String(v));
+  // Every row's columns, in the order they first appear: a column only later rows have (the
+  // scrape + cycle runs' ratio to the quiet runs) is shown too, empty where a row lacks it.
+  const cols = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  const cell = (v: unknown) => (v === undefined ? '' : typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(2)) : String(v));
   const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
   const line = (vals: string[]) => '| ' + vals.map((v, i) => v.padEnd(widths[i])).join(' | ') + ' |';
   return [line(cols), line(widths.map((w) => '-'.repeat(w))), ...rows.map((r) => line(cols.map((c) => cell(r[c]))))].join('\n');

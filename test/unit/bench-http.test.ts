@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { othersCpuS, stealFromProcStat } from '../../bench/lib/cpu-usage.js';
 import { GC_FUNCTION } from '../../bench/lib/http-instructions.js';
+import { table } from '../../bench/lib/load.js';
 import { wakeUpsFromProcInterrupts } from '../../bench/lib/interrupts.js';
 import { sameRunRatios, sizeRatios } from '../../bench/lib/same-run.js';
 
@@ -136,5 +137,19 @@ describe('bench:instructions --part http: the collector\'s part', () => {
       expect(GC_FUNCTION.test(name), name).toBe(true);
     for (const name of ['JS:*decodePlainBody src/http/plain-body.js:100:32', 'v8::internal::Factory::AllocateRaw', 'v8::Function::Call', 'Builtins_RecordWriteSaveFP [node]'])
       expect(GC_FUNCTION.test(name), name).toBe(false);
+  });
+});
+
+describe('the benchmarks\' terminal tables', () => {
+  it('show a column that only later rows have, empty where a row lacks it', () => {
+    const text = table([
+      { phase: 'quiet', 'p99 ms': 1.9 },
+      { phase: 'scrape + cycle', 'p99 ms': 3.04, 'p99 / quiet median': 1.6 },
+    ]);
+    const [head, , quiet, scrape] = text.split('\n');
+    expect(head).toContain('p99 / quiet median');
+    expect(scrape).toContain('1.60');
+    expect(quiet).not.toContain('undefined');
+    expect(quiet.split('|').length).toBe(head.split('|').length);
   });
 });
