@@ -6,8 +6,10 @@
  *
  * Why: on this project's virtual machines the time of a request varies by ±20% from one 2 s
  * run to the next, so a change of a few percent of the route path cannot be timed; its
- * instruction count, in a process that does nothing else, repeats within ~1.5% (10,000
- * requests). bench:instructions' other parts count the route's JavaScript in a loop; this one
+ * instruction count, in a process that does nothing else, varies far less: the same build read
+ * 30,242 and 31,866 per route in two runs of 10,000 requests, partly as a young collection
+ * fell in the window or not (gcPerRequest below). Count more requests
+ * (BENCH_INSTRUCTIONS_REQUESTS=40000) and compare two builds in one run to see a few percent. bench:instructions' other parts count the route's JavaScript in a loop; this one
  * adds what a loop leaves out: the header pass, uWS's calls into JavaScript, the body's typed
  * array, the reply's write. It counts the server's main thread (the front thread) only: the
  * pool's threads and the kernel are not in it, so read it beside `npm run bench`, not instead.
@@ -49,8 +51,8 @@ export interface HttpCount {
   /**
    * Of perRequest, the garbage collector's (V8's heap functions on the front thread). A young
    * collection comes every ~20,000 requests and costs millions of instructions, so whether one
-   * falls in the counted window moves the total by a few hundred per request: compare builds
-   * by the total without it.
+   * falls in the counted window moves the total by hundreds per request: compare builds by the
+   * total without it.
    */
   gcPerRequest: number;
   /** Self instructions per request of the costliest functions (JIT code by its JavaScript name). */

@@ -68,7 +68,7 @@ export class QuotedWord {
   readonly size: number;
   /** Group g holds bytes 4g to 4g + 3 (the last group fewer: size - 4g), the first in the low bits. */
   readonly groups: readonly number[];
-  constructor(readonly text: string) {
+  constructor(text: string) {
     const bytes = Array.from(`${text}"`, (c) => c.charCodeAt(0));
     if (bytes.some((b) => b > 0x7e || b < 0x20 || b === 0x5c) || text.includes('"')) throw new Error(`QuotedWord: "${text}" is not plain ASCII`);
     this.size = bytes.length;
