@@ -12,7 +12,9 @@
  * fresh processes, one build after the other, compared the host at two moments as much as the
  * builds (the same code came out 0.84× and 1.11×). The summary is the median of the rounds'
  * ratios and their range: `npm run bench -- --calibrate` shows what a range means on the
- * machine at hand.
+ * machine at hand. Each round also gives both builds' p99 (the median of their slices' p99s)
+ * and its ratio: the same build under two V8 settings (BENCH_NODE_ARGS_THIS) can trade one
+ * for the other (issue 20's twenty-seventh pass: a 1 MB young generation, p99 0.82×, CPU 1.03×).
  *   BENCH_ROUNDS (7), BENCH_SLICES (6), BENCH_PROFILE_RULES (1000), BENCH_TENANTS (5),
  *   BENCH_PATHS (route,outcome), BENCH_NODE_ARGS_OTHER and BENCH_NODE_ARGS_THIS (node flags for
  *   one build's process, space-separated: the same build under two V8 settings is a comparison too),
@@ -46,6 +48,8 @@ interface Tally {
   requests: number;
   cpuS: number;
   seconds: number;
+  /** Each slice's p99 (ms): a round's p99 is their median. */
+  p99s: number[];
 }
 
 /** One 1 s run on `svc`, woken for it and stopped after it, added to `into`. */
@@ -58,6 +62,7 @@ async function slice(svc: Child, reqs: readonly BenchRequest[], into: Tally): Pr
     into.cpuS += (processCpuS(svc.proc.pid!) ?? NaN) - c0;
     into.requests += w.requests;
     into.seconds += w.durationS;
+    into.p99s.push(w.p99Ms);
   } finally {
     svc.proc.kill('SIGSTOP');
   }
@@ -108,9 +113,10 @@ async function main(): Promise<void> {
         svc.proc.kill('SIGSTOP');
       }
       const ratios: number[] = [];
+      const p99Ratios: number[] = [];
       for (let round = 1; round <= ROUNDS; round++) {
-        const ta: Tally = { requests: 0, cpuS: 0, seconds: 0 };
-        const tb: Tally = { requests: 0, cpuS: 0, seconds: 0 };
+        const ta: Tally = { requests: 0, cpuS: 0, seconds: 0, p99s: [] };
+        const tb: Tally = { requests: 0, cpuS: 0, seconds: 0, p99s: [] };
         for (let i = 0; i < SLICES; i++) {
           if (i % 2 === 0) {
             await slice(a, reqsA, ta);
@@ -122,18 +128,31 @@ async function main(): Promise<void> {
         }
         const ratio = usPerRequest(tb) / usPerRequest(ta);
         ratios.push(ratio);
-        const row = { path: name, round, 'other µs/req': r3(usPerRequest(ta)), 'this µs/req': r3(usPerRequest(tb)), 'this / other': r3(ratio), 'other req/s': Math.round(ta.requests / ta.seconds), 'this req/s': Math.round(tb.requests / tb.seconds) };
+        const p99Ratio = median(tb.p99s)! / median(ta.p99s)!;
+        p99Ratios.push(p99Ratio);
+        const row = { path: name, round, 'other µs/req': r3(usPerRequest(ta)), 'this µs/req': r3(usPerRequest(tb)), 'this / other': r3(ratio), 'other req/s': Math.round(ta.requests / ta.seconds), 'this req/s': Math.round(tb.requests / tb.seconds), 'other p99 ms': r3(median(ta.p99s)!), 'this p99 ms': r3(median(tb.p99s)!), 'p99 this / other': r3(p99Ratio) };
         rows.push(row);
         console.log(table([row]));
       }
-      rows.push({ path: name, round: 'median', 'other µs/req': '', 'this µs/req': '', 'this / other': r3(median(ratios)!), 'other req/s': `range ${r3(Math.min(...ratios))}-${r3(Math.max(...ratios))}`, 'this req/s': `lower in ${ratios.filter((x) => x < 1).length} of ${ratios.length}` });
+      rows.push({
+        path: name,
+        round: 'median',
+        'other µs/req': '',
+        'this µs/req': '',
+        'this / other': r3(median(ratios)!),
+        'other req/s': `range ${r3(Math.min(...ratios))}-${r3(Math.max(...ratios))}`,
+        'this req/s': `lower in ${ratios.filter((x) => x < 1).length} of ${ratios.length}`,
+        'other p99 ms': '',
+        'this p99 ms': `range ${r3(Math.min(...p99Ratios))}-${r3(Math.max(...p99Ratios))}`,
+        'p99 this / other': r3(median(p99Ratios)!),
+      });
     }
   } finally {
     for (const svc of services) svc.proc.kill('SIGCONT');
     await Promise.all(services.map((s) => s.stop()));
     rmSync(work, { recursive: true, force: true });
   }
-  console.log(`\nServer CPU per request, this build (${RULES} rules) over the other (${OTHER_RULES} rules); 1 s slices, alternated, the idle service stopped:`);
+  console.log(`\nServer CPU per request and p99 (a round's: the median of its slices'), this build (${RULES} rules) over the other (${OTHER_RULES} rules); 1 s slices, alternated, the idle service stopped:`);
   console.log(table(rows.filter((r) => r.round === 'median')));
 }
 

@@ -66,10 +66,13 @@ export function recordReportedOutcome(tables: SharedTables, tenant: Tenant, repo
     run = Atomics.add(seg.ruleI32, runField, 1) + 1;
     if (run === 1) (rule.runStartedAt ??= [0, 0])[k] = startedAt;
   } else {
-    run = Atomics.load(seg.ruleI32, runField);
-    if (run === 0 || rule.runStartedAt === null || startedAt >= rule.runStartedAt[k]) {
+    // The front thread is the run's only writer (layout.ts): a plain read sees its own last
+    // write, and a run already at 0 needs no store. V8 11 calls a builtin for each Atomics.load
+    // and Atomics.store (~100 instructions each), on every successful outcome before this.
+    run = seg.ruleI32[runField];
+    if (run !== 0 && (rule.runStartedAt === null || startedAt >= rule.runStartedAt[k])) {
       run = 0;
-      Atomics.store(seg.ruleI32, runField, 0);
+      Atomics.store(seg.ruleI32, runField, 0); // the pool reads it with Atomics.load
     }
   }
   recorded.rule = rule;
