@@ -20,7 +20,7 @@ import { CorsPolicy } from './cors.js';
 import type { Ctx, Endpoint, Method, Reply } from './endpoint.js';
 import { enterUwsCallback, leaveUwsCallback, send, type ResponseState } from './reply.js';
 import { sendStream } from './stream-reply.js';
-import { conflictingContentLength, contentLengthValue, scannedContentLengthValue, scannedGrant } from './content-length.js';
+import { conflictingContentLength, contentLengthValue, scannedApiKey, scannedContentLength } from './content-length.js';
 import { decodeBody, mounted, type Mounted } from './decode-body.js';
 import { HotExchange, type ExchangeHost } from './hot-path.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -140,11 +140,11 @@ export class Router implements ExchangeHost {
     const opts = this.opts;
     if (this.draining || opts.rateLimiter.active) return false;
     if (opts.cors.enabled && req.getHeader('origin') !== '') return false;
-    const keys = target.ep.auth ? opts.apiKeys : null; // null: no key to look up (development mode, or an open endpoint)
-    if (conflictingContentLength(req, keys) || scannedContentLengthValue() > opts.maxBodyBytes) return false;
+    if (conflictingContentLength(req) || contentLengthValue(scannedContentLength()) > opts.maxBodyBytes) return false;
     let grant = DEV_GRANT;
-    if (keys !== null) {
-      const g = scannedGrant();
+    if (target.ep.auth && opts.apiKeys !== null) {
+      const key = scannedApiKey();
+      const g = key === '' ? null : opts.apiKeys.lookup(key);
       if (g === null) return false;
       grant = g;
     }
