@@ -8,9 +8,12 @@
  * run to the next, so a change of a few percent of the route path cannot be timed; its
  * instruction count, in a process that does nothing else, varies far less: the same build read
  * 30,242 and 31,866 per route in two runs of 10,000 requests, partly as a young collection
- * fell in the window or not (gcPerRequest below). Count more requests
- * (BENCH_INSTRUCTIONS_REQUESTS=40000) and compare two builds in one run to see a few percent. bench:instructions' other parts count the route's JavaScript in a loop; this one
- * adds what a loop leaves out: the header pass, uWS's calls into JavaScript, the body's typed
+ * fell in the window or not (gcPerRequest below), and two counts of 20,000 by ~330. Count
+ * more requests (BENCH_INSTRUCTIONS_REQUESTS=40000) and compare two builds in one run to see a
+ * few percent; then time the change with compare-builds, since fewer instructions are not
+ * always less time (issue 20's twenty-seventh pass: −263 instructions a route, 1.01× the CPU).
+ * bench:instructions' other parts count the route's JavaScript in a loop; this one adds what a
+ * loop leaves out: the header pass, uWS's calls into JavaScript, the body's typed
  * array, the reply's write. It counts the server's main thread (the front thread) only: the
  * pool's threads and the kernel are not in it, so read it beside `npm run bench`, not instead.
  *
