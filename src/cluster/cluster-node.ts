@@ -14,9 +14,8 @@
  */
 import { hostname } from 'node:os';
 import { log } from '../log.js';
-import { processorRowOffset } from '../shm/slots.js';
-import { processorRows } from '../shm/tables.js';
-import { PF_STATUS, ProcessorStatus, WINDOW_MASK, WINDOW_SHIFT } from '../shm/layout.js';
+import { processorStatus } from '../shm/processor-rows.js';
+import { ProcessorStatus, WINDOW_MASK, WINDOW_SHIFT } from '../shm/layout.js';
 import type { SharedTables } from '../shm/tables.js';
 import type { OutcomeKind } from '../shm/window.js';
 import type { TenantRegistry } from '../tenants/registry.js';
@@ -511,8 +510,7 @@ export class ClusterNode {
       (e) => {
         const rule = this.index.rule(tenant.id, e.key);
         if (!rule || tenant.rules.get(rule.record.rule_id) !== rule) return;
-        const rows = processorRows(this.tables, rule.slot);
-        const wasFailedOver = rows[processorRowOffset(rule.slot, 0) + PF_STATUS] === ProcessorStatus.FailedOver;
+        const wasFailedOver = processorStatus(this.tables.ruleSegs, rule.slot, 0) === ProcessorStatus.FailedOver;
         applyRuleEntry(this.tables, rule.slot, e);
         // The leader's failover, seen here: /v1/stats counts it on every replica (the audit entry
         // and the webhook stay the leader's).

@@ -12,7 +12,6 @@ import {
   PF_FAILURE_PROB,
   PF_T1_BASE,
   PF_T1_LEN,
-  PROC_F64_STRIDE,
   PROCS_PER_RULE,
   ProcessorStatus,
   RF_FAILPROB_PRIMARY,
@@ -23,7 +22,10 @@ import {
   RULE_I32_STRIDE,
   RULE_MASK,
   RULE_SHIFT,
+  type RuleSegmentViews,
 } from '../shm/layout.js';
+import { markRowsInUse, readableRowOffset, readableRows, rowsInUse } from '../shm/processor-rows.js';
+import { processorRowOffset } from '../shm/slots.js';
 import type { SharedTables } from '../shm/tables.js';
 import { newProcState, readProcState, writeProcState } from '../tiers/tier1/state.js';
 import type { RuleEntry } from './table-codec.js';
@@ -43,23 +45,26 @@ export function readRuleEntry(tables: SharedTables, slot: number, key: number, o
   out.source = decision.source;
   out.failProbPrimary = decision.failProbPrimary;
   out.failProbSecondary = decision.failProbSecondary;
+  // Rows the rule never wrote are read from the stand-in (processor-rows.ts): building a
+  // table of 100,000 rules reads no page of an idle rule's rows.
+  const rows = readableRows(seg, slot);
   for (let k = 0; k < PROCS_PER_RULE; k++) {
-    const row = (i * PROCS_PER_RULE + k) * PROC_F64_STRIDE;
-    readProcState(seg.procF64, row, st);
+    const row = readableRowOffset(rows, slot, k);
+    readProcState(rows, row, st);
     const p = out.procs[k];
     p.status = st.status;
     p.statusSinceMs = st.statusSinceMs;
     p.lastEvalMs = st.lastEvalMs;
-    p.failureProb = seg.procF64[row + PF_FAILURE_PROB];
-    p.banditWeight = seg.procF64[row + PF_BANDIT_WEIGHT];
+    p.failureProb = rows[row + PF_FAILURE_PROB];
+    p.banditWeight = rows[row + PF_BANDIT_WEIGHT];
     p.recoveredAtMs = st.recoveredAtMs;
     if (st.status === ProcessorStatus.Healthy) p.t1 = null;
     else {
-      t1Out[k].set(seg.procF64.subarray(row + PF_T1_BASE, row + PF_T1_BASE + PF_T1_LEN));
+      t1Out[k].set(rows.subarray(row + PF_T1_BASE, row + PF_T1_BASE + PF_T1_LEN));
       p.t1 = t1Out[k];
     }
     const b = banditOut[k];
-    b.set(seg.procF64.subarray(row + PF_BANDIT_BASE, row + PF_BANDIT_BASE + PF_BANDIT_LEN));
+    b.set(rows.subarray(row + PF_BANDIT_BASE, row + PF_BANDIT_BASE + PF_BANDIT_LEN));
     p.bandit = b.some((x) => x !== 0) ? b : null;
   }
   return out;
@@ -69,8 +74,34 @@ export function readRuleEntry(tables: SharedTables, slot: number, key: number, o
 export function applyRuleEntry(tables: SharedTables, slot: number, e: RuleEntry): boolean {
   const seg = tables.ruleSegs[slot >> RULE_SHIFT];
   const i = slot & RULE_MASK;
+  // A rule the leader never evaluated leaves a follower's unwritten rows as they are (zeros).
+  if (rowsInUse(seg, slot) || !neverEvaluated(e)) writeRows(seg, slot, e);
+  const fb = i * RULE_F64_STRIDE;
+  const same =
+    Object.is(seg.ruleF64[fb + RF_PRIMARY_SHARE], e.primaryShare) &&
+    Object.is(seg.ruleF64[fb + RF_FAILPROB_PRIMARY], e.failProbPrimary) &&
+    Object.is(seg.ruleF64[fb + RF_FAILPROB_SECONDARY], e.failProbSecondary) &&
+    seg.ruleI32[i * RULE_I32_STRIDE + RI_DECISION_SOURCE] === e.source;
+  if (same) return false;
+  decision.primaryShare = e.primaryShare;
+  decision.source = e.source;
+  decision.failProbPrimary = e.failProbPrimary;
+  decision.failProbSecondary = e.failProbSecondary;
+  publishDecision(seg, i, decision);
+  return true;
+}
+
+/** True when no processor of the entry was ever evaluated: the leader's rows for it were the zeros of a fresh slot. */
+function neverEvaluated(e: RuleEntry): boolean {
+  for (const p of e.procs) if (p.lastEvalMs !== 0 || p.status !== ProcessorStatus.Healthy || p.t1 !== null || p.bandit !== null) return false;
+  return true;
+}
+
+/** The entry's processor state into the rule's rows (marked in use first). */
+function writeRows(seg: RuleSegmentViews, slot: number, e: RuleEntry): void {
+  markRowsInUse(seg, slot);
   for (let k = 0; k < PROCS_PER_RULE; k++) {
-    const row = (i * PROCS_PER_RULE + k) * PROC_F64_STRIDE;
+    const row = processorRowOffset(slot, k);
     const p = e.procs[k];
     if (p.t1 !== null) seg.procF64.set(p.t1, row + PF_T1_BASE);
     if (p.bandit !== null) seg.procF64.set(p.bandit, row + PF_BANDIT_BASE);
@@ -89,17 +120,4 @@ export function applyRuleEntry(tables: SharedTables, slot: number, e: RuleEntry)
     seg.procF64[row + PF_FAILURE_PROB] = p.failureProb;
     seg.procF64[row + PF_BANDIT_WEIGHT] = p.banditWeight;
   }
-  const fb = i * RULE_F64_STRIDE;
-  const same =
-    Object.is(seg.ruleF64[fb + RF_PRIMARY_SHARE], e.primaryShare) &&
-    Object.is(seg.ruleF64[fb + RF_FAILPROB_PRIMARY], e.failProbPrimary) &&
-    Object.is(seg.ruleF64[fb + RF_FAILPROB_SECONDARY], e.failProbSecondary) &&
-    seg.ruleI32[i * RULE_I32_STRIDE + RI_DECISION_SOURCE] === e.source;
-  if (same) return false;
-  decision.primaryShare = e.primaryShare;
-  decision.source = e.source;
-  decision.failProbPrimary = e.failProbPrimary;
-  decision.failProbSecondary = e.failProbSecondary;
-  publishDecision(seg, i, decision);
-  return true;
 }

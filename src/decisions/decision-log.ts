@@ -17,14 +17,14 @@ import { log } from '../log.js';
 import { CLASSIFICATION_NAMES } from '../routing/outcome.js';
 import type { RouteDecision } from '../schemas/routing.js';
 import type { OutcomeReport } from '../schemas/routing.js';
-import { DECISION_SOURCE_NAMES, PF_STATUS, PROC_F64_STRIDE, STATUS_NAMES, type StatusName } from '../shm/layout.js';
+import { DECISION_SOURCE_NAMES, STATUS_NAMES, type StatusName } from '../shm/layout.js';
+import { processorStatus } from '../shm/processor-rows.js';
 import type { SharedTables } from '../shm/tables.js';
 import type { Collection, Store } from '../store/store.js';
 import type { TenantRegistry } from '../tenants/registry.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
 import { OutcomeDedup } from './outcome-dedup.js';
 import { OutcomeRing, RouteRing } from './decision-ring.js';
-import { processorRowOffset, ruleSegment } from '../shm/slots.js';
 
 export const PERIOD_MS = 12 * 3600 * 1000;
 export const GENERATIONS = 3;
@@ -123,9 +123,8 @@ export class DecisionLog {
 
   // ── request paths (front thread, synchronous, no allocation beyond the Set entry) ────
   routed(tenant: Tenant, rule: LiveRule, txId: string, d: RouteDecision, nowMs: number): void {
-    const procF64 = ruleSegment(this.o.tables.ruleSegs, rule.slot).procF64;
-    const row = processorRowOffset(rule.slot, 0);
-    if (!this.routes.push(tenant, rule, txId, d, procF64[row + PF_STATUS], procF64[row + PROC_F64_STRIDE + PF_STATUS], nowMs)) this.lost++;
+    const segs = this.o.tables.ruleSegs;
+    if (!this.routes.push(tenant, rule, txId, d, processorStatus(segs, rule.slot, 0), processorStatus(segs, rule.slot, 1), nowMs)) this.lost++;
   }
 
   /** True when an outcome with this transaction id was already reported (it is not counted again). */

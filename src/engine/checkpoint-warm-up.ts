@@ -20,6 +20,7 @@ import { toRecord } from '../rules/rule-service.js';
 import { OutcomeKind, recordOutcome } from '../shm/window.js';
 import { PF_SAMPLE_COUNT, PF_STATUS, RING_EVENTS } from '../shm/layout.js';
 import { processorRowOffset, ruleSegment, windowIndex, windowSegment } from '../shm/slots.js';
+import { markRowsInUse } from '../shm/processor-rows.js';
 import { SharedTables } from '../shm/tables.js';
 import type { Store } from '../store/store.js';
 import { Tenant, type LiveRule, type TierSettings } from '../tenants/tenant.js';
@@ -108,7 +109,9 @@ export async function warmUpCheckpoints(store: Store, tables: SharedTables, sett
       for (let i = round & 3; i < rules.length; i += 4) {
         const slot = rules[i].slot;
         const row = processorRowOffset(slot, 0);
-        const f = ruleSegment(tables.ruleSegs, slot).procF64;
+        const seg = ruleSegment(tables.ruleSegs, slot);
+        markRowsInUse(seg, slot); // as an evaluation does before it writes them
+        const f = seg.procF64;
         if (i & 4) f[row + PF_SAMPLE_COUNT] = round;
         else f[row + PF_STATUS] = round % 3;
       }

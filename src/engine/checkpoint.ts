@@ -10,6 +10,7 @@ import { publishDecision, readDecision, type DecisionFields } from '../shm/decis
 import { DecisionSource, PF_LAST_EVAL_MS, PF_STATUS, PROC_F64_STRIDE, PROCS_PER_RULE } from '../shm/layout.js';
 import { fmix32 } from '../shm/hash.js';
 import type { SharedTables } from '../shm/tables.js';
+import { markRowsInUse, readableRowOffset, readableRows } from '../shm/processor-rows.js';
 import { processorRowOffset, ruleIndex, ruleSegment } from '../shm/slots.js';
 
 /** Bumped whenever the layout of a snapshot changes; older snapshots are not restored. */
@@ -64,8 +65,9 @@ export function snapshotRuleInto(tables: SharedTables, slot: number, out: Float6
   out[offset + 2] = d.source;
   out[offset + 3] = d.failProbPrimary;
   out[offset + 4] = d.failProbSecondary;
-  const pb = processorRowOffset(slot, 0);
-  out.set(seg.procF64.subarray(pb, pb + ROWS), offset + HEADER);
+  const rows = readableRows(seg, slot);
+  const pb = readableRowOffset(rows, slot, 0);
+  out.set(rows.subarray(pb, pb + ROWS), offset + HEADER);
 }
 
 /**
@@ -114,6 +116,7 @@ export function restoreRule(tables: SharedTables, slot: number, data: Float64Arr
   if (data.length !== CHECKPOINT_LENGTH || data[0] !== CHECKPOINT_VERSION) return false;
   const seg = ruleSegment(tables.ruleSegs, slot);
   const i = ruleIndex(slot);
+  markRowsInUse(seg, slot);
   seg.procF64.set(data.subarray(HEADER), processorRowOffset(slot, 0));
   const d: DecisionFields = {
     primaryShare: data[1],

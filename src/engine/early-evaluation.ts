@@ -9,12 +9,13 @@
  *     already. The scheduler rate-limits early evaluations per tenant (250 ms), so a burst
  *     costs a few evaluations, not one per failure.
  */
-import { PF_STATUS, ProcessorStatus } from '../shm/layout.js';
-import { processorRows, type SharedTables } from '../shm/tables.js';
+import { ProcessorStatus } from '../shm/layout.js';
+import { processorStatus } from '../shm/processor-rows.js';
+import type { SharedTables } from '../shm/tables.js';
 import { OutcomeKind, readCounts, emptyCounts } from '../shm/window.js';
 import type { RecordedOutcome } from '../routing/outcome.js';
 import { FAST_PATH_RUN, type Tier1Config } from '../tiers/tier1/config.js';
-import { processorRowOffset, windowIndex, windowSegment } from '../shm/slots.js';
+import { windowIndex, windowSegment } from '../shm/slots.js';
 
 const BURST_HORIZON_MS = 5000;
 const counts = emptyCounts();
@@ -23,8 +24,7 @@ export function wantsEarlyEvaluation(tables: SharedTables, o: RecordedOutcome, c
   if (o.kind !== OutcomeKind.TechError && o.kind !== OutcomeKind.Timeout) return false;
   if (o.run === FAST_PATH_RUN) return true;
   if (o.run > FAST_PATH_RUN) return false;
-  const row = processorRowOffset(o.rule.slot, o.processor);
-  if (processorRows(tables, o.rule.slot)[row + PF_STATUS] === ProcessorStatus.FailedOver) return false;
+  if (processorStatus(tables.ruleSegs, o.rule.slot, o.processor) === ProcessorStatus.FailedOver) return false;
   readCounts(windowSegment(tables.windowSegs, o.window), windowIndex(o.window), nowMs, BURST_HORIZON_MS, counts);
   const total = counts.success + counts.decline + counts.tech;
   return total >= cfg.minSamples && counts.tech >= cfg.failoverThreshold * total;

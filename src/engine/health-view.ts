@@ -20,8 +20,9 @@ import {
 } from '../shm/layout.js';
 import { readDecision, type DecisionFields } from '../shm/decision.js';
 import { readHealthConsistently } from '../shm/health-seqlock.js';
-import { processorRows, type SharedTables } from '../shm/tables.js';
-import { processorRowOffset, ruleIndex, ruleSegment } from '../shm/slots.js';
+import { processorStatus, readableRowOffset, readableRows } from '../shm/processor-rows.js';
+import type { SharedTables } from '../shm/tables.js';
+import { ruleIndex, ruleSegment } from '../shm/slots.js';
 import type { LiveRule } from '../tenants/tenant.js';
 import type { ProcessorHealth, RuleHealth } from '../schemas/health.js';
 import { DecisionSource } from '../shm/layout.js';
@@ -31,9 +32,7 @@ const round = (x: number, d = 4) => Math.round(x * 10 ** d) / 10 ** d;
 const nullable = (x: number, d = 4) => (Number.isNaN(x) ? null : round(x, d));
 
 export function statusOf(tables: SharedTables, slot: number, k: 0 | 1): StatusName {
-  const procF64 = processorRows(tables, slot);
-  const o = processorRowOffset(slot, k);
-  return STATUS_NAMES[procF64[o + PF_STATUS]] ?? 'healthy';
+  return STATUS_NAMES[processorStatus(tables.ruleSegs, slot, k)] ?? 'healthy';
 }
 
 /**
@@ -44,8 +43,9 @@ export function statusOf(tables: SharedTables, slot: number, k: 0 | 1): StatusNa
  * model's no-evidence prior while prediction is on, null only when it is off.
  */
 export function processorHealth(tables: SharedTables, rule: LiveRule, k: 0 | 1, predictionEnabled: boolean): ProcessorHealth {
-  const procF64 = processorRows(tables, rule.slot);
-  const o = processorRowOffset(rule.slot, k);
+  // Rows never written are read as the zeros they hold, from a stand-in (processor-rows.ts).
+  const procF64 = readableRows(ruleSegment(tables.ruleSegs, rule.slot), rule.slot);
+  const o = readableRowOffset(procF64, rule.slot, k);
   const n = procF64[o + PF_SAMPLE_COUNT];
   const has = n > 0;
   const evaluated = procF64[o + PF_LAST_EVAL_MS] > 0;

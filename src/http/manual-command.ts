@@ -16,9 +16,8 @@ import { errors, ServiceError, type ErrorCode } from '../errors.js';
 import type { KeyGrant } from './api-keys.js';
 import type { Reply } from './endpoint.js';
 import { log } from '../log.js';
-import { ManualCommand, PF_STATUS, ProcessorStatus } from '../shm/layout.js';
-import { processorRowOffset } from '../shm/slots.js';
-import { processorRows } from '../shm/tables.js';
+import { ManualCommand, ProcessorStatus } from '../shm/layout.js';
+import { processorStatus } from '../shm/processor-rows.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
 
 export type { ManualAction } from '../cluster/command-relay.js';
@@ -26,7 +25,7 @@ export type { ManualAction } from '../cluster/command-relay.js';
 /** Applies the command on this replica (single process, cluster leader, or fallback). Throws the ServiceError that answers it. */
 export async function applyManualCommand(app: AppContext, engine: EngineService, tenant: Tenant, rule: LiveRule, action: ManualAction, grant: KeyGrant): Promise<Reply> {
   const id = rule.record.rule_id;
-  const statusOf = (k: 0 | 1) => processorRows(app.tables, rule.slot)[processorRowOffset(rule.slot, k) + PF_STATUS];
+  const statusOf = (k: 0 | 1) => processorStatus(app.tables.ruleSegs, rule.slot, k);
   if (action === 'failover') {
     if (rule.record.primary_id === rule.record.secondary_id) throw errors.engineState(`rule "${id}" has a single processor: nothing to fail over to`);
     if (statusOf(0) === ProcessorStatus.FailedOver) throw errors.engineState(`the primary of rule "${id}" is already failed over`);

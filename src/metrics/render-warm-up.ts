@@ -25,6 +25,7 @@ import {
   RI_WINDOW_SECONDARY,
 } from '../shm/layout.js';
 import { processorRowOffset, ruleF64Base, ruleI32Base, ruleSegment } from '../shm/slots.js';
+import { markRowsInUse } from '../shm/processor-rows.js';
 import { SharedTables } from '../shm/tables.js';
 import type { RenderRequest, RenderTenantRef } from './render-protocol.js';
 
@@ -63,6 +64,7 @@ export function syntheticRequests(n: number): RenderRequest[] {
       seg.ruleI32[ib + RI_WINDOW_PRIMARY] = 2 * r;
       seg.ruleI32[ib + RI_WINDOW_SECONDARY] = self ? 2 * r : 2 * r + 1;
       const fb = ruleF64Base(slot);
+      markRowsInUse(seg, slot); // as an evaluation does before it writes them
       for (let k = 0; k < 2; k++) {
         const o = processorRowOffset(slot, k);
         const f = seg.procF64;

@@ -30,7 +30,8 @@ import {
   type RuleSegmentViews,
 } from '../shm/layout.js';
 import { shownFailureProbability } from '../tiers/foresight/prior.js';
-import { processorRowOffset, ruleF64Base, ruleI32Base, ruleSegment } from '../shm/slots.js';
+import { readableRowOffset, readableRows } from '../shm/processor-rows.js';
+import { ruleF64Base, ruleI32Base, ruleSegment } from '../shm/slots.js';
 
 /**
  * One tenant's rules, in the tenant's rule order, as columns (cheap to copy to a thread: no
@@ -127,12 +128,14 @@ function* processors(segs: readonly RuleSegmentViews[], tenants: readonly Render
       const ib = ruleI32Base(slot);
       if (seg.ruleI32[ib + RI_ACTIVE] !== 1 || seg.ruleI32[ib + RI_GENERATION] !== c.generations[i]) continue; // deleted since the snapshot
       p.n = c.primary[i] === c.secondary[i] ? 1 : 2;
-      p.procF64 = seg.procF64;
+      // Rows never written are read as the zeros they hold, from a stand-in: a scrape reads
+      // no page of an idle rule's rows (processor-rows.ts).
+      p.procF64 = readableRows(seg, slot);
       p.ruleF64 = seg.ruleF64;
       p.fb = ruleF64Base(slot);
       for (let k = 0 as 0 | 1; k < p.n; k++) {
         p.k = k;
-        p.o = processorRowOffset(slot, k);
+        p.o = readableRowOffset(p.procF64, slot, k);
         p.seen = seg.ruleI32[ib + (k === 0 ? RI_WINDOW_PRIMARY : RI_WINDOW_SECONDARY)] >= 0 || p.procF64[p.o + PF_LAST_EVAL_MS] > 0;
         p.labels = `rule_id="${c.ruleIds[i]}",processor_id="${c.processorIds[k === 0 ? c.primary[i] : c.secondary[i]]}"${tenantLabel}`;
         yield p;

@@ -23,6 +23,7 @@ import {
 } from '../shm/layout.js';
 import type { SharedTables } from '../shm/tables.js';
 import type { LiveRule, RuleRecord } from '../tenants/tenant.js';
+import { markRowsInUse, rowsInUse } from '../shm/processor-rows.js';
 import { processorRowOffset, ruleF64Base, ruleI32Base, ruleIndex, ruleSegment } from '../shm/slots.js';
 
 const WINDOW_FIELD = [RI_WINDOW_PRIMARY, RI_WINDOW_SECONDARY] as const;
@@ -44,10 +45,14 @@ export function carryEngineState(tables: SharedTables, from: LiveRule, to: LiveR
   for (let k = 0; k < PROCS_PER_RULE; k++) {
     const o = roleOf(from.record, newIds[k]);
     if (o < 0) continue;
-    const src = processorRowOffset(from.slot, o);
-    const dst = processorRowOffset(to.slot, k);
-    newSeg.procF64.set(oldSeg.procF64.subarray(src, src + PROC_F64_STRIDE), dst);
-    if (newSeg.procF64[dst + PF_LAST_EVAL_MS] > 0) evaluated = true;
+    // Rows the old rule never wrote are zeros, as the new slot's are: nothing to copy.
+    if (rowsInUse(oldSeg, from.slot)) {
+      const src = processorRowOffset(from.slot, o);
+      const dst = processorRowOffset(to.slot, k);
+      markRowsInUse(newSeg, to.slot);
+      newSeg.procF64.set(oldSeg.procF64.subarray(src, src + PROC_F64_STRIDE), dst);
+      if (newSeg.procF64[dst + PF_LAST_EVAL_MS] > 0) evaluated = true;
+    }
     newSeg.ruleI32[nib + WINDOW_FIELD[k]] = oldSeg.ruleI32[oib + WINDOW_FIELD[o]];
     Atomics.store(newSeg.ruleI32, nib + RUN_FIELD[k], Atomics.load(oldSeg.ruleI32, oib + RUN_FIELD[o]));
     if (from.runStartedAt !== null) (to.runStartedAt ??= [0, 0])[k] = from.runStartedAt[o];

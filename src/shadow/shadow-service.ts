@@ -17,14 +17,15 @@
 import { log } from '../log.js';
 import type { RecordedOutcome } from '../routing/outcome.js';
 import { readDecision, type DecisionFields } from '../shm/decision.js';
-import { DecisionSource, PF_STATUS, ProcessorStatus } from '../shm/layout.js';
+import { DecisionSource, ProcessorStatus } from '../shm/layout.js';
+import { processorStatus } from '../shm/processor-rows.js';
 import type { SharedTables } from '../shm/tables.js';
 import { OutcomeKind } from '../shm/window.js';
 import type { Collection, Store } from '../store/store.js';
 import type { TenantRegistry } from '../tenants/registry.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
 import { deserialize, serialize, ShadowPeriod, type StoredShadow } from './shadow-state.js';
-import { processorRowOffset, ruleIndex, ruleSegment } from '../shm/slots.js';
+import { ruleIndex, ruleSegment } from '../shm/slots.js';
 
 export const SHADOW_CHECKPOINT_MS = 5_000;
 export const DEFAULT_AVERAGE_ORDER_VALUE = 50.0;
@@ -75,8 +76,7 @@ export function recommendedProcessor(tables: SharedTables, rule: LiveRule): stri
 
 /** True when the engine has flagged the rule's processor `k` degraded or failed over (no allocation). */
 export function flagged(tables: SharedTables, rule: LiveRule, k: 0 | 1): boolean {
-  const procF64 = ruleSegment(tables.ruleSegs, rule.slot).procF64;
-  return procF64[processorRowOffset(rule.slot, k) + PF_STATUS] !== ProcessorStatus.Healthy;
+  return processorStatus(tables.ruleSegs, rule.slot, k) !== ProcessorStatus.Healthy;
 }
 
 /** ISO 8601 with an explicit UTC offset: 2024-05-01T12:00:00.000+00:00. */

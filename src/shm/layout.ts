@@ -52,7 +52,16 @@ export const RI_REMOTE_RUN_SECONDARY = 10;
  * route path does not use it: RI_SEQ guards the few fields it reads.
  */
 export const RI_HEALTH_SEQ = 11;
-export const RULE_I32_STRIDE = 12;
+/**
+ * 1 once the rule's processor rows hold state (evaluated, restored from a checkpoint, carried
+ * over by a PATCH, written from the cluster's table), 0 while they are still the all-zero rows
+ * of a fresh slot. Readers that go over every rule (the cycle, /metrics/, the health list, the
+ * cluster table) check it instead of the rows: on kernels that back even a read of an untouched
+ * anonymous page with memory, reading one field of every rule's rows made ~100 MB resident at
+ * 100,000 rules (processor-rows.ts).
+ */
+export const RI_ROWS_IN_USE = 12;
+export const RULE_I32_STRIDE = 13;
 
 // ── per rule, Float64 fields ─────────────────────────────────────────────────────────────
 export const RF_CONFIG_PRIMARY_WEIGHT = 0; // the weight the operator configured

@@ -18,6 +18,7 @@ import {
   RI_RUN_PRIMARY,
   RI_RUN_SECONDARY,
   RI_REMOTE_RUN_PRIMARY,
+  RI_ROWS_IN_USE,
   RI_REMOTE_RUN_SECONDARY,
   RI_WINDOW_PRIMARY,
   RI_WINDOW_SECONDARY,
@@ -48,11 +49,6 @@ export interface TableSegments {
   windows: SharedArrayBuffer[];
   /** Every rule segment's decision epoch (layout.ts): one buffer for the life of the tables. */
   decisionEpochs: SharedArrayBuffer;
-}
-
-/** The Float64 processor rows of rule `slot`'s segment; index them with processorRowOffset(slot, k). */
-export function processorRows(tables: SharedTables, slot: number): Float64Array {
-  return ruleSegment(tables.ruleSegs, slot).procF64;
 }
 
 export class SharedTables {
@@ -116,11 +112,13 @@ export class SharedTables {
     ruleF64.fill(0, fb + RF_ROUTED, fb + RF_OUTCOMES + PROCS_PER_RULE * OUTCOME_RESULTS);
     // Processor rows start all-zero, which reads as: healthy, never evaluated, no samples.
     // A fresh segment is already zero, and its untouched pages are never made resident, so
-    // rules that see no traffic cost no memory for their engine state. Reused slots are wiped.
-    if (reused) {
+    // rules that see no traffic cost no memory for their engine state (processor-rows.ts).
+    // A reused slot's rows are wiped if its last rule wrote them.
+    if (reused && ruleI32[ib + RI_ROWS_IN_USE] === 1) {
       const pb = processorRowOffset(slot, 0);
       procF64.fill(0, pb, pb + PROCS_PER_RULE * PROC_F64_STRIDE);
     }
+    Atomics.store(ruleI32, ib + RI_ROWS_IN_USE, 0);
     Atomics.store(ruleI32, ib + RI_ACTIVE, 1);
     return slot;
   }

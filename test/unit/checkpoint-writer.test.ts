@@ -14,6 +14,7 @@ import { SharedTables } from '../../src/shm/tables.js';
 import type { Collection } from '../../src/store/store.js';
 import { Tenant, settingsForTier } from '../../src/tenants/tenant.js';
 import { toRecord } from '../../src/rules/rule-service.js';
+import { markRowsInUse } from '../../src/shm/processor-rows.js';
 
 /** A collection whose put costs ~20 µs of this thread, as encoding a snapshot does. */
 function slowCollection(refuse: (id: string) => boolean = () => false) {
@@ -43,6 +44,7 @@ function tenantWith(tables: SharedTables, n: number, active: (i: number) => bool
     const slot = tables.allocRule(0.9, false);
     if (active(i)) {
       ruleSegment(tables.ruleSegs, slot).ruleI32[ruleI32Base(slot) + RI_WINDOW_PRIMARY] = 0;
+      markRowsInUse(ruleSegment(tables.ruleSegs, slot), slot); // as the evaluation that wrote them would
       ruleSegment(tables.ruleSegs, slot).procF64[processorRowOffset(slot, 0) + PF_SUCCESS_RATE] = i / n;
     }
     t.addRule({ record, slot, runStartedAt: [0, 0], override: null, routeCache: null });

@@ -6,6 +6,7 @@ import { applyRuleEntry, readRuleEntry } from '../../src/cluster/table-rows.js';
 import { publishDecision, readDecision } from '../../src/shm/decision.js';
 import { DecisionSource, PF_BANDIT_BASE, PF_BANDIT_LEN, PF_STATUS, PF_T1_BASE, PROC_F64_STRIDE, ProcessorStatus, RULE_MASK, RULE_SHIFT } from '../../src/shm/layout.js';
 import { SharedTables } from '../../src/shm/tables.js';
+import { markRowsInUse, rowsInUse } from '../../src/shm/processor-rows.js';
 
 describe('breaker', () => {
   it('opens after consecutive failures, fails fast, lets one trial through, closes on success', async () => {
@@ -45,6 +46,7 @@ describe('table rows', () => {
     const i = sl & RULE_MASK;
     publishDecision(seg, i, { primaryShare: 0.05, source: DecisionSource.Prediction, failProbPrimary: 0.5, failProbSecondary: 0.25 });
     const row = i * 2 * PROC_F64_STRIDE;
+    markRowsInUse(seg, sl); // as the evaluation that wrote them would
     seg.procF64[row + PF_STATUS] = ProcessorStatus.FailedOver;
     for (let j = 0; j < 12; j++) seg.procF64[row + PF_T1_BASE + j] = j + 1;
     for (let j = 0; j < PF_BANDIT_LEN; j++) seg.procF64[row + PROC_F64_STRIDE + PF_BANDIT_BASE + j] = 0.5 + j; // the secondary's arm

@@ -13,7 +13,7 @@ import { WARM_UP_CYCLES, WARM_UP_QUIET_CYCLES, WARM_UP_RULES, WARM_UP_TABLES_ID,
 import type { EvaluateResult, EvaluateTask, TenantEngineConfig } from '../../src/engine/protocol.js';
 import { RI_RUN_PRIMARY, RI_WINDOW_PRIMARY, RI_WINDOW_SECONDARY } from '../../src/shm/layout.js';
 import { ruleI32Base, ruleSegment, windowIndex, windowSegment } from '../../src/shm/slots.js';
-import { SharedTables, processorRows } from '../../src/shm/tables.js';
+import { SharedTables } from '../../src/shm/tables.js';
 import { OutcomeKind, recordOutcome } from '../../src/shm/window.js';
 import { engineConfigFor } from '../../src/engine/tenant-engine-config.js';
 
@@ -47,7 +47,7 @@ function evaluateAll(tablesId: number, tables: SharedTables, slots: Int32Array):
   const task: EvaluateTask = { tablesId, segments: tables.segments(), slots, nowMs: NOW, config };
   const result = evaluate(task);
   // Every processor row and rule row the evaluation wrote, NaN as a value (toEqual treats NaN = NaN).
-  const rows = [...processorRows(tables, slots[0])].concat([...tables.ruleSegs[0].ruleF64]);
+  const rows = [...tables.ruleSegs[0].procF64, ...tables.ruleSegs[0].ruleI32].concat([...tables.ruleSegs[0].ruleF64]);
   return { result, rows };
 }
 

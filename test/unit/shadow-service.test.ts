@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processorRowOffset } from '../../src/shm/slots.js';
-import { processorRows } from '../../src/shm/tables.js';
+import { markRowsInUse } from '../../src/shm/processor-rows.js';
 import type { RecordedOutcome } from '../../src/routing/outcome.js';
 import { publishDecision } from '../../src/shm/decision.js';
 import { PF_STATUS, RULE_MASK, RULE_SHIFT } from '../../src/shm/layout.js';
@@ -49,7 +49,9 @@ function world(shadowMode = true, dir?: string) {
 }
 
 function setStatus(tables: SharedTables, rule: LiveRule, k: 0 | 1, status: 0 | 1 | 2) {
-  processorRows(tables, rule.slot)[processorRowOffset(rule.slot, k) + PF_STATUS] = status;
+  const seg = tables.ruleSegs[rule.slot >> RULE_SHIFT];
+  markRowsInUse(seg, rule.slot); // as the evaluation that wrote them would
+  seg.procF64[processorRowOffset(rule.slot, k) + PF_STATUS] = status;
 }
 function setShare(tables: SharedTables, rule: LiveRule, primaryShare: number) {
   publishDecision(tables.ruleSegs[rule.slot >> RULE_SHIFT], rule.slot & RULE_MASK, { primaryShare, source: 0, failProbPrimary: NaN, failProbSecondary: NaN });

@@ -5,10 +5,10 @@
  */
 import { publishDecision, type DecisionFields } from '../../shm/decision.js';
 import { beginHealthWrite, endHealthWrite } from '../../shm/health-seqlock.js';
+import { markRowsInUse, rowsInUse } from '../../shm/processor-rows.js';
 import {
   DecisionSource,
   ManualCommand,
-  PF_LAST_EVAL_MS,
   PROCS_PER_RULE,
   RF_CONFIG_PRIMARY_WEIGHT,
   RF_FAILPROB_PRIMARY,
@@ -126,15 +126,14 @@ export function evaluateRule(
   const command = Atomics.load(seg.ruleI32, ib + RI_COMMAND) === ManualCommand.None ? ManualCommand.None : (Atomics.exchange(seg.ruleI32, ib + RI_COMMAND, 0) as ManualCommand);
 
   // A rule that has never seen an outcome (and holds no restored state) has nothing to judge:
-  // leave its rows untouched, so their memory pages are never made resident.
-  if (command === ManualCommand.None && ctx.primary.windowIndex < 0 && ctx.secondary.windowIndex < 0) {
-    if (seg.procF64[ctx.primary.row + PF_LAST_EVAL_MS] === 0 && seg.procF64[ctx.secondary.row + PF_LAST_EVAL_MS] === 0) return true;
-  }
+  // leave its rows untouched, not even read, so their memory pages are never made resident.
+  if (command === ManualCommand.None && ctx.primary.windowIndex < 0 && ctx.secondary.windowIndex < 0 && !rowsInUse(seg, slot)) return true;
 
   out = transitions;
   // Both processor rows and the decision change together: a health read sees all or none.
   beginHealthWrite(seg, i);
   try {
+    markRowsInUse(seg, slot);
     followUpMs = Math.min(followUpMs, tier1.judge(ctx, runP, runS, command, toTransition));
     runStages(ctx, stages, decision);
     if (decisionChanged(seg, i, decision)) publishDecision(seg, i, decision);
@@ -160,6 +159,7 @@ export function refreshHealth(views: TableViews, slot: number, nowMs: number): b
     for (let k = 0 as 0 | 1; k < PROCS_PER_RULE; k++) {
       const wi = Atomics.load(seg.ruleI32, ib + (k === 0 ? RI_WINDOW_PRIMARY : RI_WINDOW_SECONDARY));
       if (wi < 0) continue;
+      markRowsInUse(seg, slot);
       readHealth(windowSegment(views.windows, wi), windowIndex(wi), nowMs, scratchHealth);
       writeHealth(seg.procF64, processorRowOffset(slot, k), scratchHealth);
     }
