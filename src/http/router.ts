@@ -18,7 +18,7 @@ import { DEV_GRANT, NO_PARAMS, RequestCtx, type Exchange, type RequestObserver }
 import { DISCARD_CAP_BYTES, readBody } from './body.js';
 import { CorsPolicy } from './cors.js';
 import type { Ctx, Endpoint, Method, Reply } from './endpoint.js';
-import { enterUwsCallback, leaveUwsCallback, send, type ResponseState } from './reply.js';
+import { enterUwsCallback, leaveUwsCallback, send } from './reply.js';
 import { sendStream } from './stream-reply.js';
 import { conflictingContentLength, contentLengthValue, scannedApiKey, scannedContentLength } from './content-length.js';
 import { decodeBody, mounted, type Mounted } from './decode-body.js';

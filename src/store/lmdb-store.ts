@@ -276,7 +276,6 @@ export class LmdbStore implements Store {
   private readonly dbs = new Map<string, AnyDb>();
   private readonly collections = new Map<string, LmdbCollection<unknown>>();
   private closed = false;
-  private readonly path: string;
   private readonly quarantine: Quarantine;
   private readonly health: StoreHealth;
   /** Free space below which writes are refused without reaching LMDB (see reserveBytes). */
@@ -293,7 +292,6 @@ export class LmdbStore implements Store {
     );
     this.reserve = reserveBytes(volumeBytesAt(path));
     this.freeBytes = cachedReading(() => freeBytesAt(path), FREE_SPACE_TTL_MS);
-    this.path = path;
     this.root = open({ path, noSubdir: false, compression: false, overlappingSync: false, maxDbs: 64, mapSize: LMDB_MAP_BYTES });
     this.quarantine = new Quarantine(this.root, (write) => {
       this.guard(write).catch(() => undefined); // logged by the health tracker; the record is skipped either way
