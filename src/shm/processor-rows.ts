@@ -25,10 +25,22 @@ export function rowsInUse(seg: RuleSegmentViews, slot: number): boolean {
   return seg.ruleI32[ruleI32Base(slot) + RI_ROWS_IN_USE] === 1;
 }
 
-/** Every writer of a rule's processor rows calls this first (allocRule clears it). */
+/** Every writer of a rule's processor rows calls this first (clearRows undoes it). */
 export function markRowsInUse(seg: RuleSegmentViews, slot: number): void {
   const at = ruleI32Base(slot) + RI_ROWS_IN_USE;
   if (seg.ruleI32[at] !== 1) Atomics.store(seg.ruleI32, at, 1);
+}
+
+/**
+ * A reused slot's rows back to what a fresh slot's are (allocRule): zeros, not in use. Wiped
+ * only if its last rule wrote them, so a slot that never had traffic stays untouched.
+ */
+export function clearRows(seg: RuleSegmentViews, slot: number): void {
+  const at = ruleI32Base(slot) + RI_ROWS_IN_USE;
+  if (seg.ruleI32[at] !== 1) return;
+  const pb = processorRowOffset(slot, 0);
+  seg.procF64.fill(0, pb, pb + PROCS_PER_RULE * PROC_F64_STRIDE);
+  Atomics.store(seg.ruleI32, at, 0);
 }
 
 /** The array to read rule `slot`'s processor rows from: its segment's rows, or UNUSED_ROWS. */

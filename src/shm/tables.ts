@@ -4,7 +4,6 @@
  * and hands the current segment lists to workers with each task.
  */
 import {
-  PROC_F64_STRIDE,
   PROCS_PER_RULE,
   RF_CONFIG_PRIMARY_WEIGHT,
   RF_FAILPROB_PRIMARY,
@@ -18,7 +17,6 @@ import {
   RI_RUN_PRIMARY,
   RI_RUN_SECONDARY,
   RI_REMOTE_RUN_PRIMARY,
-  RI_ROWS_IN_USE,
   RI_REMOTE_RUN_SECONDARY,
   RI_WINDOW_PRIMARY,
   RI_WINDOW_SECONDARY,
@@ -37,9 +35,10 @@ import {
   type RuleSegmentViews,
   type WindowSegmentViews,
 } from './layout.js';
+import { clearRows } from './processor-rows.js';
 import { RoutedCounts } from './routed-counts.js';
 import { clearWindow } from './window.js';
-import { processorRowOffset, ruleF64Base, ruleI32Base, ruleSegment, ruleSegmentNumber, windowIndex, windowSegment } from './slots.js';
+import { ruleF64Base, ruleI32Base, ruleSegment, ruleSegmentNumber, windowIndex, windowSegment } from './slots.js';
 
 /** A memory page: only the epochs' pages a segment has touched are resident. */
 const PAGE_BYTES = 4096;
@@ -92,7 +91,8 @@ export class SharedTables {
       }
       this.nextRule++;
     }
-    const { ruleI32, ruleF64, procF64 } = ruleSegment(this.ruleSegs, slot);
+    const seg = ruleSegment(this.ruleSegs, slot);
+    const { ruleI32, ruleF64 } = seg;
     const ib = ruleI32Base(slot);
     const fb = ruleF64Base(slot);
     Atomics.add(ruleI32, ib + RI_GENERATION, 1);
@@ -113,12 +113,7 @@ export class SharedTables {
     // Processor rows start all-zero, which reads as: healthy, never evaluated, no samples.
     // A fresh segment is already zero, and its untouched pages are never made resident, so
     // rules that see no traffic cost no memory for their engine state (processor-rows.ts).
-    // A reused slot's rows are wiped if its last rule wrote them.
-    if (reused && ruleI32[ib + RI_ROWS_IN_USE] === 1) {
-      const pb = processorRowOffset(slot, 0);
-      procF64.fill(0, pb, pb + PROCS_PER_RULE * PROC_F64_STRIDE);
-    }
-    Atomics.store(ruleI32, ib + RI_ROWS_IN_USE, 0);
+    if (reused) clearRows(seg, slot);
     Atomics.store(ruleI32, ib + RI_ACTIVE, 1);
     return slot;
   }
