@@ -76,7 +76,7 @@ async function work(rounds: number, dist: string): Promise<void> {
   const tables = new shm.SharedTables();
   const tenant = new tenants.Tenant('t0', tenants.settingsForTier(3, false));
   // `replies: null` for builds before the route cache (their LiveRule held its replies there).
-  for (const record of rules) tenant.addRule({ record, slot: tables.allocRule(record.primary_weight, false), runStartedAt: [0, 0], override: null, routeCache: null, ...{ replies: null } });
+  for (const record of rules) tenant.addRule({ record, slot: tables.allocRule(record.primary_weight, false), runStartedAt: [0, 0], override: null, cache: null, ...{ replies: null } });
   const form = forms.ROUTE_REQUEST_FORM;
   const route = (buf: Buffer): boolean => {
     const body = plain.decodePlainBody(form, buf);

@@ -33,7 +33,7 @@ interface Cost {
 /** One active rule: a window on both processors, evaluated, with traffic. */
 function addActiveRule(tables: SharedTables, t: Tenant, i: number): void {
   const slot = tables.allocRule(0.9, false);
-  t.addRule({ record: { rule_id: `rule_${i}`, attributes: ['US', 'USD', 'card', `ct${i}`, '*', '*'], primary_id: 'stripe', primary_name: 'Stripe', secondary_id: 'adyen', secondary_name: 'Adyen', primary_weight: 0.9, created_at: '' }, slot, runStartedAt: [0, 0], override: null, routeCache: null });
+  t.addRule({ record: { rule_id: `rule_${i}`, attributes: ['US', 'USD', 'card', `ct${i}`, '*', '*'], primary_id: 'stripe', primary_name: 'Stripe', secondary_id: 'adyen', secondary_name: 'Adyen', primary_weight: 0.9, created_at: '' }, slot, runStartedAt: [0, 0], override: null, cache: null });
   const seg = ruleSegment(tables.ruleSegs, slot);
   seg.ruleI32[ruleI32Base(slot) + RI_WINDOW_PRIMARY] = tables.allocWindow();
   seg.ruleI32[ruleI32Base(slot) + RI_WINDOW_SECONDARY] = tables.allocWindow();

@@ -14,7 +14,7 @@ export function loadTenants(tables: SharedTables, rules: readonly RuleRecord[], 
     const tenant = new Tenant(`t${t}`, settingsForTier(1, false));
     for (const record of rules) {
       const slot = tables.allocRule(record.primary_weight, record.primary_id === record.secondary_id);
-      tenant.addRule({ record, slot, runStartedAt: [0, 0], override: null, routeCache: null });
+      tenant.addRule({ record, slot, runStartedAt: [0, 0], override: null, cache: null });
     }
     return tenant;
   });

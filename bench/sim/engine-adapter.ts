@@ -143,7 +143,7 @@ export class InProcessEngine implements EngineAdapter {
       new Date(this.startMs),
     );
     const slot = this.tables.allocRule(record.primary_weight, record.primary_id === record.secondary_id);
-    this.rule = { record, slot, runStartedAt: [0, 0], override: null, routeCache: null };
+    this.rule = { record, slot, runStartedAt: [0, 0], override: null, cache: null };
     this.tenant.addRule(this.rule);
     this.config = { ...engineConfigFor(this.tenant), ...o.configExtras };
     const stages = o.stages;

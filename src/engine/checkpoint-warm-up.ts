@@ -58,7 +58,7 @@ function simulatedTenant(tables: SharedTables, settings: TierSettings, n: number
       toRecord({ rule_id: `warm-up-${i}`, attributes: [`C${i}`], primary_id: `p${i % 7}`, secondary_id: `p${(i + 1) % 7}`, primary_weight: 0.9 }, new Date(now)),
     );
     const slot = tables.allocRule(record.primary_weight, false);
-    const rule: LiveRule = { record, slot, runStartedAt: null, override: null, routeCache: null };
+    const rule: LiveRule = { record, slot, runStartedAt: null, override: null, cache: null };
     tenant.addRule(rule);
     if (i % 4 === 3) continue;
     for (const k of i % 4 === 2 ? ([0] as const) : ([0, 1] as const)) {

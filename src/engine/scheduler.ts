@@ -121,9 +121,9 @@ export class EngineScheduler {
     if (this.stopped) return;
     const t0 = this.now();
     this.counters.cyclesRun++;
-    // Routes counted since the last cycle go to the rows, so that counts wait at most a cycle
+    // Routes and outcomes counted since the last cycle go to the rows, so that counts wait at most a cycle
     // even when nothing scrapes (and deleted rules' tallies are let go).
-    this.tables.routedCounts.flush();
+    this.tables.ruleCounts.flush();
     const tasks: Promise<void>[] = [];
     const seen = new Set<string>();
     for (const spec of this.opts.getShards()) {

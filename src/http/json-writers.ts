@@ -6,7 +6,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { pickedDecision } from '../routing/decide.js';
-import type { RouteCache } from '../routing/route-cache.js';
+import type { RuleCache } from '../routing/rule-cache.js';
 import type { RouteDecision } from '../schemas/routing.js';
 import type { LiveRule } from '../tenants/tenant.js';
 
@@ -36,16 +36,16 @@ export function routeDecisionJson(d: RouteDecision): string {
  * fields (pickSide() keeps it so) and the tenant's Tier 2 switch is unchanged, else both sides'
  * replies written anew (routeDecisionJson of pickedDecision). Reusing them saves building the
  * string (about 700 bytes of garbage per route) and uWS's measuring and encoding of it, and
- * leaves the rule's record and id strings unread (see routing/route-cache.ts). A rule's ids
+ * leaves the rule's record and id strings unread (see routing/rule-cache.ts). A rule's ids
  * never change: a PATCH makes a new LiveRule.
  */
-export function routeReplyBytes(route: RouteCache<LiveRule>, side: number, predictionEnabled: boolean): Buffer {
+export function routeReplyBytes(route: RuleCache<LiveRule>, side: number, predictionEnabled: boolean): Buffer {
   if (route.repliesCurrent && route.predictionEnabled === predictionEnabled) return side === 0 ? route.primary : route.secondary;
   return writeReplies(route, predictionEnabled, side);
 }
 
 /** One path for a rule's first route and a changed decision: a branch first taken at a cycle, under load, would deoptimise the handler. */
-function writeReplies(route: RouteCache<LiveRule>, predictionEnabled: boolean, side: number): Buffer {
+function writeReplies(route: RuleCache<LiveRule>, predictionEnabled: boolean, side: number): Buffer {
   route.predictionEnabled = predictionEnabled;
   route.primary = Buffer.from(routeDecisionJson(pickedDecision(route, 0, predictionEnabled)), 'utf8');
   route.secondary = Buffer.from(routeDecisionJson(pickedDecision(route, 1, predictionEnabled)), 'utf8');

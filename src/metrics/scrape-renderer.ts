@@ -59,7 +59,7 @@ export class ScrapeRenderer {
         // parts of the text are of the same moment.
         await this.thread.started();
         front = await registryText(this.metrics.registry);
-        this.tables.routedCounts.flush(); // the routes counted so far, into the rows the thread reads
+        this.tables.ruleCounts.flush(); // the routes and outcomes counted so far, into the rows the thread reads
         const scrape = await this.thread.render(front, this.catalogue.entries(), this.tables.segments().rules);
         this.renderings.inc({ thread: 'render' });
         return scrape;
@@ -68,7 +68,7 @@ export class ScrapeRenderer {
       }
     }
     front ??= await registryText(this.metrics.registry);
-    this.tables.routedCounts.flush();
+    this.tables.ruleCounts.flush();
     const tenants = this.catalogue.entries();
     const scrape = await renderSliced(
       (function* (segs) {

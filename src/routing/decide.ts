@@ -12,7 +12,7 @@ import type { LiveRule, Tenant } from '../tenants/tenant.js';
 import { deriveAmountTier } from './amount-tier.js';
 import { shownFailureProbability } from '../tiers/foresight/prior.js';
 import { WILDCARD } from './attributes.js';
-import { STALE_EPOCH, type RouteCache } from './route-cache.js';
+import { STALE_EPOCH, type RuleCache } from './rule-cache.js';
 import type { ActiveOverride } from '../overrides/effective.js';
 
 // Reused across calls: the front thread is single-threaded and decide() is synchronous. Their
@@ -50,8 +50,8 @@ export function transactionValues(req: RouteRequest): (string | null)[] {
   return values;
 }
 
-/** The route cache of the rule that matches the request (routing/route-cache.ts), or undefined. */
-export function matchRoute(tenant: Tenant, req: RouteRequest): RouteCache<LiveRule> | undefined {
+/** The route cache of the rule that matches the request (routing/rule-cache.ts), or undefined. */
+export function matchRoute(tenant: Tenant, req: RouteRequest): RuleCache<LiveRule> | undefined {
   return tenant.trie.match(transactionValues(req));
 }
 
@@ -60,10 +60,10 @@ export function matchRoute(tenant: Tenant, req: RouteRequest): RouteCache<LiveRu
  * fields from its route cache, or from its shared-memory rows (seqlocked) when the segment's
  * decision epoch moved since the cache last read them, with an operator override applied;
  * draws against the primary's share and counts the route for the per-rule metrics (in the
- * cache: shm/routed-counts.ts adds it to the row). The cache holds what pickedDecision() and
+ * cache: shm/rule-counts.ts adds it to the row). The cache holds what pickedDecision() and
  * the replies (http/json-writers.ts routeReplyBytes) read until the rule's next route.
  */
-export function pickSide(tables: SharedTables, route: RouteCache<LiveRule>, random: number): number {
+export function pickSide(tables: SharedTables, route: RuleCache<LiveRule>, random: number): number {
   const epoch = decisionEpoch(tables.decisionEpochs, ruleSegmentNumber(route.slot));
   if (epoch !== route.epoch) readRows(tables, route, epoch);
   let side: number;
@@ -74,12 +74,12 @@ export function pickSide(tables: SharedTables, route: RouteCache<LiveRule>, rand
     side = 1;
     route.routedSecondary++;
   }
-  if (!route.queued) tables.routedCounts.queue(route);
+  if (!route.queued) tables.ruleCounts.queue(route);
   return side;
 }
 
 /** The cache's decision fields read again from the rule's rows: the replies stay when the values did not change. */
-function readRows(tables: SharedTables, c: RouteCache<LiveRule>, epoch: number): void {
+function readRows(tables: SharedTables, c: RuleCache<LiveRule>, epoch: number): void {
   const seg = ruleSegment(tables.ruleSegs, c.slot);
   readDecision(seg, ruleIndex(c.slot), fields);
   // An operator override beats every tier while it lasts (reported as `rules`); null = none.
@@ -110,7 +110,7 @@ function readRows(tables: SharedTables, c: RouteCache<LiveRule>, epoch: number):
  */
 export function applyOverride(rule: LiveRule, override: ActiveOverride | null): void {
   rule.override = override;
-  if (rule.routeCache !== null) rule.routeCache.epoch = STALE_EPOCH;
+  if (rule.cache !== null) rule.cache.epoch = STALE_EPOCH;
 }
 
 /** Equal numbers, NaN equal to NaN (a failure probability is NaN while Tier 2 has no estimate). */
@@ -123,7 +123,7 @@ function sameNumber(a: number, b: number): boolean {
  * tenant's Tier 2 switch (failure_probability is null only when it is off). A scratch object
  * valid until the next call (no allocation per route): read it or copy it before routing again.
  */
-export function pickedDecision(route: RouteCache<LiveRule>, side: number, predictionEnabled: boolean): RouteDecision {
+export function pickedDecision(route: RuleCache<LiveRule>, side: number, predictionEnabled: boolean): RouteDecision {
   const rec = route.rule.record;
   const primary = side === 0;
   const share = route.share;
@@ -137,7 +137,7 @@ export function pickedDecision(route: RouteCache<LiveRule>, side: number, predic
 }
 
 /** pickSide() and pickedDecision() in one: the route decision (a scratch object, as pickedDecision's). */
-export function decide(tables: SharedTables, route: RouteCache<LiveRule>, random: number, predictionEnabled: boolean): RouteDecision {
+export function decide(tables: SharedTables, route: RuleCache<LiveRule>, random: number, predictionEnabled: boolean): RouteDecision {
   return pickedDecision(route, pickSide(tables, route, random), predictionEnabled);
 }
 

@@ -4,17 +4,12 @@
  */
 import { classifyOutcome } from './classify.js';
 import { errors } from '../errors.js';
-import {
-  OUTCOME_RESULTS,
-  RF_OUTCOMES,
-  RI_RUN_PRIMARY,
-  RI_RUN_SECONDARY,
-} from '../shm/layout.js';
+import { OUTCOME_RESULTS, RI_GENERATION, RI_RUN_PRIMARY, RI_RUN_SECONDARY } from '../shm/layout.js';
 import type { SharedTables } from '../shm/tables.js';
 import { OutcomeKind, recordOutcome } from '../shm/window.js';
 import type { OutcomeReport } from '../schemas/routing.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
-import { ruleF64Base, ruleI32Base, ruleSegment, windowIndex, windowSegment } from '../shm/slots.js';
+import { ruleI32Base, ruleSegment, windowIndex, windowSegment } from '../shm/slots.js';
 
 export const CLASSIFICATION_NAMES = ['success', 'decline', 'technical_error', 'technical_error'] as const;
 
@@ -39,21 +34,34 @@ const recorded: RecordedOutcome = { rule: undefined as unknown as LiveRule, kind
 
 /** Records `report`; the returned object is valid until the next call (see `recorded`). */
 export function recordReportedOutcome(tables: SharedTables, tenant: Tenant, report: OutcomeReport, nowMs: number): RecordedOutcome {
-  const rule = tenant.rules.get(report.rule_id);
-  if (!rule) throw errors.field('rule_id', `no rule "${report.rule_id}" in this tenant`);
-  const rec = rule.record;
+  // The rule's cache, not the rule (routing/rule-cache.ts): at 100,000 rules the rule's map
+  // entry, object, record and id strings were first touches of pages of their own.
+  const cache = tenant.outcomeCache(report.rule_id);
+  if (cache === undefined) throw errors.field('rule_id', `no rule "${report.rule_id}" in this tenant`);
+  const pid = report.processor_id;
   let k: 0 | 1;
-  if (report.processor_id === rec.primary_id) k = 0;
-  else if (report.processor_id === rec.secondary_id) k = 1;
-  else throw errors.field('processor_id', `processor "${report.processor_id}" is not part of rule "${rec.rule_id}"`);
+  if (pid === cache.primaryId) {
+    k = 0;
+    cache.primaryId = pid; // the decoder's string from now on (see RuleCache.primaryId)
+  } else if (pid === cache.secondaryId) {
+    k = 1;
+    cache.secondaryId = pid;
+  } else throw errors.field('processor_id', `processor "${pid}" is not part of rule "${cache.rule.record.rule_id}"`);
 
   const kind = classifyOutcome(report.success, report.error_code, tenant.errorCodes);
-  const seg = ruleSegment(tables.ruleSegs, rule.slot);
-  const ib = ruleI32Base(rule.slot);
-  const w = tables.windowOf(rule.slot, k, rec.primary_id === rec.secondary_id);
+  const rule = cache.rule;
+  const slot = cache.slot;
+  const seg = ruleSegment(tables.ruleSegs, slot);
+  const ib = ruleI32Base(slot);
+  const w = tables.windowOf(slot, k, cache.selfFallback);
   recordOutcome(windowSegment(tables.windowSegs, w), windowIndex(w), nowMs, kind, report.latency_ms);
-  // Per-rule outcome counter for the metrics (front thread only): success, decline, technical.
-  seg.ruleF64[ruleF64Base(rule.slot) + RF_OUTCOMES + k * OUTCOME_RESULTS + (kind < OutcomeKind.TechError ? kind : 2)]++;
+  // Per-rule outcome counter for the metrics: success, decline, technical; in the cache, added
+  // to the rule's row in a batch (shm/rule-counts.ts).
+  cache.outcomes[k * OUTCOME_RESULTS + (kind < OutcomeKind.TechError ? kind : 2)]++;
+  if (!cache.queued) {
+    cache.generation = Atomics.load(seg.ruleI32, ib + RI_GENERATION);
+    tables.ruleCounts.queue(cache);
+  }
 
   // The run of consecutive technical failures. Outcomes arrive after their latency, so a
   // success reported during an outage may be a payment that started before it: a success that

@@ -103,7 +103,7 @@ function isBare<T>(node: Node<T>): boolean {
 /**
  * `T`: what the trie holds per rule. `A`: what match() answers for it, made by `answerOf` when
  * the memo first remembers a tuple that finds it (the tenants' trie answers a rule's route
- * cache, routing/route-cache.ts, so a route reads nothing of the rule itself); by default the
+ * cache, routing/rule-cache.ts, so a route reads nothing of the rule itself); by default the
  * value itself.
  */
 export class RuleTrie<T, A = T> {

@@ -142,7 +142,7 @@ export class RuleService {
   private goLive(tenant: Tenant, stored: RuleRecord): void {
     const record = this.liveRecord(stored);
     const slot = this.tables.allocRule(record.primary_weight, record.primary_id === record.secondary_id);
-    const rule: LiveRule = { record, slot, runStartedAt: null, override: null, routeCache: null };
+    const rule: LiveRule = { record, slot, runStartedAt: null, override: null, cache: null };
     this.overrides?.applyTo(tenant, rule);
     tenant.addRule(rule);
     this.lifecycle.created?.(tenant, record.rule_id, slot);
@@ -337,7 +337,7 @@ export class RuleService {
   private swap(tenant: Tenant, live: LiveRule, stored: RuleRecord): void {
     const after = this.liveRecord(stored);
     const slot = this.tables.allocRule(after.primary_weight, after.primary_id === after.secondary_id);
-    const next: LiveRule = { record: after, slot, runStartedAt: null, override: null, routeCache: null };
+    const next: LiveRule = { record: after, slot, runStartedAt: null, override: null, cache: null };
     carryEngineState(this.tables, live, next);
     this.overrides?.applyTo(tenant, next);
     tenant.removeRule(after.rule_id);

@@ -1,7 +1,7 @@
 /**
  * The decision fields the route path reads as one unit, published under the rule's seqlock.
  * Writer: the worker evaluating the rule's tenant. Reader: the front thread, when a route finds
- * the segment's decision epoch moved since it last read the rule (routing/route-cache.ts).
+ * the segment's decision epoch moved since it last read the rule (routing/rule-cache.ts).
  */
 import {
   RF_FAILPROB_PRIMARY,

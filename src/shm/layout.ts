@@ -263,7 +263,7 @@ export function ruleSegmentBytes(): number {
 /**
  * Decision epochs: one Int32 per rule segment, all in one SharedArrayBuffer of their own.
  * publishDecision adds 1 to the segment's epoch once it has published; the route path keeps a
- * routed rule's decision fields in its RouteCache (routing/route-cache.ts) with the epoch it read
+ * routed rule's decision fields in its RuleCache (routing/rule-cache.ts) with the epoch it read
  * them at, and reads the rule's rows again only when that epoch has moved. The epochs are dense
  * (a cache line covers 16 segments, 16,384 rules) where the rows are not: at 100,000 rules, a
  * route's seqlocked read of its rule's two rows was a first touch of two pages, ~5% of the

@@ -36,7 +36,7 @@ import {
   type WindowSegmentViews,
 } from './layout.js';
 import { clearRows } from './processor-rows.js';
-import { RoutedCounts } from './routed-counts.js';
+import { RuleCounts } from './rule-counts.js';
 import { clearWindow } from './window.js';
 import { ruleF64Base, ruleI32Base, ruleSegment, ruleSegmentNumber, windowIndex, windowSegment } from './slots.js';
 
@@ -57,8 +57,8 @@ export class SharedTables {
   private readonly windowSabs: SharedArrayBuffer[] = [];
   private readonly decisionEpochSab = new SharedArrayBuffer(decisionEpochsBytes());
   readonly decisionEpochs = new Int32Array(this.decisionEpochSab);
-  /** Routes counted on the front thread, added to the rules' rows in batches (routed-counts.ts). */
-  readonly routedCounts = new RoutedCounts(this.ruleSegs);
+  /** Routes and outcomes counted on the front thread, added to the rules' rows in batches (rule-counts.ts). */
+  readonly ruleCounts = new RuleCounts(this.ruleSegs);
   private readonly freeRules: number[] = [];
   private readonly freeWindows: number[] = [];
   private nextRule = 0;

@@ -6,7 +6,7 @@
 import { RuleTrie } from '../routing/trie.js';
 import type { ActiveOverride, OverrideRecord } from '../overrides/effective.js';
 import type { ErrorCodeOverrides } from '../routing/classify.js';
-import { RouteCache } from '../routing/route-cache.js';
+import { RuleCache } from '../routing/rule-cache.js';
 import { NO_OVERRIDES } from '../routing/classify.js';
 import type { Tier1Config } from '../tiers/tier1/config.js';
 
@@ -34,13 +34,13 @@ export interface LiveRule {
   runStartedAt: [number, number] | null;
   /** The operator override in force (src/overrides), null when none: the route path applies it. */
   override?: ActiveOverride | null;
-  /** What its routes read, made when a tuple first finds it (routing/route-cache.ts). */
-  routeCache: RouteCache<LiveRule> | null;
+  /** What its routes and outcomes read, made at its first route or outcome (routing/rule-cache.ts). */
+  cache: RuleCache<LiveRule> | null;
 }
 
-/** The rule's route cache (made at the first call: the rules that take traffic get theirs side by side). */
-export function routeOf(rule: LiveRule): RouteCache<LiveRule> {
-  return rule.routeCache ?? (rule.routeCache = new RouteCache(rule, rule.slot));
+/** The rule's cache (made at the first call: the rules that take traffic get theirs side by side). */
+export function cacheOf(rule: LiveRule): RuleCache<LiveRule> {
+  return rule.cache ?? (rule.cache = new RuleCache(rule, rule.slot, rule.record.primary_id, rule.record.secondary_id));
 }
 
 export interface TenantCounters {
@@ -66,8 +66,17 @@ export function settingsForTier(tier: 1 | 2 | 3, shadowMode: boolean): TierSetti
 
 export class Tenant {
   readonly rules = new Map<string, LiveRule>();
-  /** Answers a rule's route cache (made when a tuple first finds the rule), not the rule: see routing/route-cache.ts. */
-  readonly trie = new RuleTrie<LiveRule, RouteCache<LiveRule>>(routeOf);
+  /**
+   * The caches of the rules that have had an outcome, by the rule_id string of their first one
+   * (Tenant.outcomeCache): what an outcome looks its rule up in. Its entries are the rules that
+   * take traffic, made as outcomes come, so its table is small and in cache where `rules`, at
+   * 100,000 rules, is not; and the body decoder gives the same string for the same id, so a key
+   * is found without comparing its characters. At most one entry per rule: addRule and
+   * removeRule drop a rule's.
+   */
+  private readonly outcomeCaches = new Map<string, RuleCache<LiveRule>>();
+  /** Answers a rule's route cache (made when a tuple first finds the rule), not the rule: see routing/rule-cache.ts. */
+  readonly trie = new RuleTrie<LiveRule, RuleCache<LiveRule>>(cacheOf);
   counters: TenantCounters = { routed: 0, reported: 0, failovers: 0 };
   errorCodes: ErrorCodeOverrides = NO_OVERRIDES;
   /** Tier 1 threshold overrides the tenant configured (validated when set). */
@@ -103,6 +112,7 @@ export class Tenant {
       throw new Error(`rule ${rule.record.rule_id}: attributes already taken`); // callers check first
     }
     this.rules.set(rule.record.rule_id, rule);
+    this.outcomeCaches.delete(rule.record.rule_id); // the rule it replaces had its own cache
     this.slotCache = null;
     this.rulesVersion++;
   }
@@ -111,10 +121,22 @@ export class Tenant {
     const rule = this.rules.get(ruleId);
     if (!rule) return undefined;
     this.rules.delete(ruleId);
+    this.outcomeCaches.delete(ruleId);
     if (this.trie.get(rule.record.attributes) === rule) this.trie.remove(rule.record.attributes);
     this.slotCache = null;
     this.rulesVersion++;
     return rule;
+  }
+
+  /** The cache of rule `ruleId` for an outcome (see outcomeCaches), or undefined when the tenant has no such rule. */
+  outcomeCache(ruleId: string): RuleCache<LiveRule> | undefined {
+    let cache = this.outcomeCaches.get(ruleId);
+    if (cache === undefined) {
+      const rule = this.rules.get(ruleId);
+      if (rule === undefined) return undefined;
+      this.outcomeCaches.set(ruleId, (cache = cacheOf(rule)));
+    }
+    return cache;
   }
 
   /**

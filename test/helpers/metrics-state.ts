@@ -54,7 +54,7 @@ export function variedState(seed: number, rulesPerTenant: number): VariedState {
       slot,
       runStartedAt: [0, 0],
       override: null,
-      routeCache: null,
+      cache: null,
     });
     const seg = ruleSegment(tables.ruleSegs, slot);
     const ib = ruleI32Base(slot);

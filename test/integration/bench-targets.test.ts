@@ -43,7 +43,7 @@ describe('benchmark targets', () => {
   it('POST /v1/route answers 200 with a processor of the rule the trie matches, for every generated request', async () => {
     // The expected match, from the same trie code in-process (every tenant holds the same rules).
     const expected = new Tenant('expected', settingsForTier(1, false));
-    seeded.rules.forEach((record, slot) => expected.addRule({ record, slot, runStartedAt: [0, 0], override: null, routeCache: null }));
+    seeded.rules.forEach((record, slot) => expected.addRule({ record, slot, runStartedAt: [0, 0], override: null, cache: null }));
     const reqs = routeRequests(sampleRules(seeded.rules), seeded.tenants.length);
     expect(new Set(reqs.map((r) => r.headers['x-api-key'])).size).toBe(TENANTS);
     for (const q of reqs) {

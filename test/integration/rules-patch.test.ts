@@ -54,6 +54,31 @@ describe('PATCH /v1/rules/{rule_id}', () => {
     expect((await s.request('GET', '/v1/rules/p_shape', undefined, A)).json).toEqual(p.json);
   });
 
+  it('outcomes follow the rule in force: a PATCH that changes a processor, then a DELETE and a new rule under the id', async () => {
+    await create('p_out', ['IE', 'EUR']);
+    const outcome = (processor_id: string) => s.request('POST', '/v1/outcome', { rule_id: 'p_out', processor_id, success: true, latency_ms: 90 }, A);
+    // Outcomes of both processors first: the rule's cache now knows their strings.
+    expect((await outcome('stripe')).status).toBe(202);
+    expect((await outcome('adyen')).status).toBe(202);
+    expect((await s.request('PATCH', '/v1/rules/p_out', { primary_id: 'checkout' }, A)).status).toBe(200);
+    const old = await outcome('stripe');
+    expect(old.status).toBe(422);
+    expect(old.json.error.fields[0].field).toBe('processor_id');
+    expect((await outcome('checkout')).status).toBe(202);
+    expect((await outcome('adyen')).status).toBe(202);
+    expect((await s.request('DELETE', '/v1/rules/p_out', undefined, A)).status).toBe(200);
+    const gone = await outcome('checkout');
+    expect(gone.status).toBe(422);
+    expect(gone.json.error.fields[0].field).toBe('rule_id');
+    await create('p_out', ['IE', 'EUR'], { primary_id: 'worldpay', secondary_id: 'checkout' });
+    expect((await outcome('worldpay')).status).toBe(202);
+    expect((await outcome('adyen')).status).toBe(422);
+    // Each accepted outcome counted once, on the rule in force at the time (the new rule's row starts at zero).
+    const scrape = await s.request('GET', '/metrics/');
+    const counted = (p: string) => scrape.text.match(new RegExp(`^service_processor_outcomes_total\\{rule_id="p_out",processor_id="${p}",tenant_id="acme",result="success"\\} (\\d+)$`, 'm'))?.[1];
+    expect([counted('worldpay'), counted('checkout'), counted('stripe'), counted('adyen')]).toEqual(['1', undefined, undefined, undefined]);
+  });
+
   it('422 naming the field for bad values, unknown fields (rule_id cannot change) and an empty body; 404 unknown or other tenant; 409 attribute conflict', async () => {
     await create('p_err', ['DE', 'EUR']);
     await create('p_err2', ['AT', 'EUR']);

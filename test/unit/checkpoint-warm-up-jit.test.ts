@@ -39,7 +39,7 @@ const tenant = new Tenant('acme', settings);
 for (let i = 0; i < 8; i++) {
   const record = compactRecord(toRecord({ rule_id: 'r' + i, attributes: ['C' + i], primary_id: 'p', secondary_id: 'q', primary_weight: 0.9 }, new Date()));
   const slot = tables.allocRule(0.9, false);
-  tenant.addRule({ record, slot, runStartedAt: [0, 0], override: null, routeCache: null });
+  tenant.addRule({ record, slot, runStartedAt: [0, 0], override: null, cache: null });
   const w = tables.windowOf(slot, 0, false);
   recordOutcome(windowSegment(tables.windowSegs, w), windowIndex(w), Date.now(), 0, 100);
 }

@@ -47,7 +47,7 @@ function tenantWith(tables: SharedTables, n: number, active: (i: number) => bool
       markRowsInUse(ruleSegment(tables.ruleSegs, slot), slot); // as the evaluation that wrote them would
       ruleSegment(tables.ruleSegs, slot).procF64[processorRowOffset(slot, 0) + PF_SUCCESS_RATE] = i / n;
     }
-    t.addRule({ record, slot, runStartedAt: [0, 0], override: null, routeCache: null });
+    t.addRule({ record, slot, runStartedAt: [0, 0], override: null, cache: null });
   }
   return t;
 }
@@ -168,7 +168,7 @@ describe('CheckpointWriter', () => {
     // A rule replaced (PATCH: a new object in the same slot) is written again.
     const old = tenant.rules.get('r5')!;
     tenant.removeRule('r5');
-    tenant.addRule({ ...old, routeCache: null });
+    tenant.addRule({ ...old, cache: null });
     expect(await checkpoint(MAX_AGE_MS + 1000)).toEqual(['r5']);
     // A stop writes every change, whatever its age.
     row('r6').f[row('r6').o + PF_SUCCESS_RATE] = 0.25;

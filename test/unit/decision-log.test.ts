@@ -24,7 +24,7 @@ function setup(ringCapacity = 1024) {
   const tenants = new TenantRegistry(['t'], { predictionEnabled: false, banditEnabled: false, shadowMode: false });
   const t = tenants.get('t');
   const record = { rule_id: 'r', attributes: ['*', '*', '*', '*', '*', '*'], primary_id: 'p', primary_name: 'p', secondary_id: 's', secondary_name: 's', primary_weight: 0.9, created_at: '' };
-  const rule: LiveRule = { record, slot: tables.allocRule(0.9, false), runStartedAt: [0, 0], override: null, routeCache: null };
+  const rule: LiveRule = { record, slot: tables.allocRule(0.9, false), runStartedAt: [0, 0], override: null, cache: null };
   const log = new DecisionLog({ store, tables, tenants, now: () => now, ringCapacity });
   const decision = (): RouteDecision => ({ processor_id: 'p', weight: 0.9, fallback_processor_id: 's', decision_source: 'rules', failure_probability: null, rule_id: 'r' });
   return { log, t, rule, decision, advance: (ms: number) => (now += ms), now: () => now };

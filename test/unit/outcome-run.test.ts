@@ -23,7 +23,7 @@ function setUp() {
     slot,
     runStartedAt: null,
     override: null,
-    routeCache: null,
+    cache: null,
   });
   const seg = ruleSegment(tables.ruleSegs, slot);
   const ib = ruleI32Base(slot);

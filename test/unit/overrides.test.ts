@@ -58,7 +58,7 @@ describe('OverrideService expiry', () => {
     let now = Date.parse('2026-05-01T00:00:00Z');
     const tenants = new TenantRegistry(['t'], { predictionEnabled: false, banditEnabled: false, shadowMode: false });
     const t = tenants.get('t');
-    const live: LiveRule = { record: rule(), slot: 0, runStartedAt: [0, 0], override: null, routeCache: null };
+    const live: LiveRule = { record: rule(), slot: 0, runStartedAt: [0, 0], override: null, cache: null };
     t.rules.set('r', live);
     const svc = new OverrideService(store, tenants, () => now);
     const expired: OverrideRecord[] = [];
@@ -79,7 +79,7 @@ describe('OverrideService expiry', () => {
     svc.stop();
     now += 10_000;
     const tenants2 = new TenantRegistry(['t'], { predictionEnabled: false, banditEnabled: false, shadowMode: false });
-    const live2: LiveRule = { record: rule(), slot: 0, runStartedAt: [0, 0], override: null, routeCache: null };
+    const live2: LiveRule = { record: rule(), slot: 0, runStartedAt: [0, 0], override: null, cache: null };
     tenants2.get('t').rules.set('r', live2);
     const svc2 = new OverrideService(store, tenants2, () => now);
     svc2.load();

@@ -60,7 +60,7 @@ function watched(seg: RuleSegmentViews, slot: number, touched: string[]): RuleSe
 
 function live(slot: number, id: string): LiveRule {
   const record = toRecord({ rule_id: id, attributes: ['US', 'USD', 'card'], primary_id: 'a', secondary_id: 'b' }, new Date(NOW));
-  return { record, slot, runStartedAt: [0, 0], override: null, routeCache: null };
+  return { record, slot, runStartedAt: [0, 0], override: null, cache: null };
 }
 
 /** One idle rule and one that has had an outcome on its primary (a window, as the outcome path takes it). */

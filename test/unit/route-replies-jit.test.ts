@@ -23,7 +23,7 @@ const { pickSide } = await import(${built('routing/decide.js')});
 const { publishDecision } = await import(${built('shm/decision.js')});
 const { ruleIndex, ruleSegment } = await import(${built('shm/slots.js')});
 const { SharedTables } = await import(${built('shm/tables.js')});
-const { routeOf } = await import(${built('tenants/tenant.js')});
+const { cacheOf } = await import(${built('tenants/tenant.js')});
 const prepare = new Function('f', '%PrepareFunctionForOptimization(f)');
 const optimizeNext = new Function('f', '%OptimizeFunctionOnNextCall(f)');
 const status = new Function('f', 'return %GetOptimizationStatus(f)');
@@ -31,10 +31,10 @@ const OPTIMIZED = 1 << 4;
 const tables = new SharedTables();
 const rule = (id) => ({
   record: { rule_id: id, attributes: [], primary_id: 'stripe', primary_name: 's', secondary_id: 'adyen', secondary_name: 'a', primary_weight: 0.9, created_at: '' },
-  slot: tables.allocRule(0.9, false), runStartedAt: [0, 0], override: null, routeCache: null,
+  slot: tables.allocRule(0.9, false), runStartedAt: [0, 0], override: null, cache: null,
 });
-const r1 = routeOf(rule('r1'));
-const r2 = routeOf(rule('r2'));
+const r1 = cacheOf(rule('r1'));
+const r2 = cacheOf(rule('r2'));
 const publish = (r, share, fp) => publishDecision(ruleSegment(tables.ruleSegs, r.slot), ruleIndex(r.slot), { primaryShare: share, source: 1, failProbPrimary: fp, failProbSecondary: fp });
 // A route, as the handler makes it: the side drawn, then the rule's reply for it.
 function route(r, random) { return routeReplyBytes(r, pickSide(tables, r, random), true).length; }

@@ -1,5 +1,5 @@
 /**
- * The per-rule route replies (http/json-writers.ts routeReplyBytes, routing/route-cache.ts):
+ * The per-rule route replies (http/json-writers.ts routeReplyBytes, routing/rule-cache.ts):
  * every reply is the JSON of the decision the rule's published fields, its override and the
  * tenant's Tier 2 switch give at that moment, whatever the sequence of changes between routes;
  * and the routes each rule took reach its row's counters in batches.
@@ -12,13 +12,13 @@ import { publishDecision } from '../../src/shm/decision.js';
 import { DECISION_SOURCE_NAMES, DecisionSource, RF_PRIMARY_SHARE, RF_ROUTED, RULE_F64_STRIDE } from '../../src/shm/layout.js';
 import { ruleIndex, ruleSegment } from '../../src/shm/slots.js';
 import { SharedTables } from '../../src/shm/tables.js';
-import { routeOf, settingsForTier, Tenant, type LiveRule } from '../../src/tenants/tenant.js';
+import { cacheOf, settingsForTier, Tenant, type LiveRule } from '../../src/tenants/tenant.js';
 import { matchRoute } from '../../src/routing/decide.js';
 import { noEvidenceProbability } from '../../src/tiers/foresight/prior.js';
 
 function liveRule(tables: SharedTables, id: string): LiveRule {
   const record = { rule_id: id, attributes: ['*', '*', '*', '*', '*', '*'], primary_id: `${id}_p`, primary_name: 'p', secondary_id: `${id}_s`, secondary_name: 's', primary_weight: 0.9, created_at: '' };
-  return { record, slot: tables.allocRule(0.9, false), runStartedAt: [0, 0], override: null, routeCache: null };
+  return { record, slot: tables.allocRule(0.9, false), runStartedAt: [0, 0], override: null, cache: null };
 }
 
 /** The decision as the spec describes it, computed here from the same inputs without the module's code. */
@@ -72,16 +72,16 @@ describe('per-rule route replies', () => {
           } else {
             const rule = rules[s.rule];
             target = s.rule;
-            const side = pickSide(tables, routeOf(rule), s.random);
+            const side = pickSide(tables, cacheOf(rule), s.random);
             const st = state[s.rule];
             const ov = rule.override;
             const shareNow = ov != null ? ov.primaryShare : st.share;
             const sourceNow = ov != null ? DecisionSource.Rules : st.source;
             expect(side).toBe(s.random < shareNow ? 0 : 1);
             const want = expected(rule, side, shareNow, sourceNow, st.fps, predictionEnabled);
-            expect(JSON.parse(routeReplyBytes(routeOf(rule), side, predictionEnabled).toString('utf8'))).toEqual(want);
+            expect(JSON.parse(routeReplyBytes(cacheOf(rule), side, predictionEnabled).toString('utf8'))).toEqual(want);
             // The bytes are exactly JSON.stringify's (key order, number forms).
-            expect(routeReplyBytes(routeOf(rule), side, predictionEnabled).toString('utf8')).toBe(JSON.stringify(want));
+            expect(routeReplyBytes(cacheOf(rule), side, predictionEnabled).toString('utf8')).toBe(JSON.stringify(want));
           }
         }
       }),
@@ -92,48 +92,48 @@ describe('per-rule route replies', () => {
   it('reuses a rule\'s bytes while nothing changed, and writes them anew when something did', () => {
     const tables = new SharedTables();
     const rule = liveRule(tables, 'r1');
-    const first = routeReplyBytes(routeOf(rule), pickSide(tables, routeOf(rule), 0.5), true);
-    expect(routeReplyBytes(routeOf(rule), pickSide(tables, routeOf(rule), 0.5), true)).toBe(first); // the same Buffer
-    expect(rule.routeCache).not.toBeNull();
+    const first = routeReplyBytes(cacheOf(rule), pickSide(tables, cacheOf(rule), 0.5), true);
+    expect(routeReplyBytes(cacheOf(rule), pickSide(tables, cacheOf(rule), 0.5), true)).toBe(first); // the same Buffer
+    expect(rule.cache).not.toBeNull();
     publishDecision(ruleSegment(tables.ruleSegs, rule.slot), ruleIndex(rule.slot), { primaryShare: 0.75, source: DecisionSource.Mab, failProbPrimary: 0.02, failProbSecondary: 0.01 });
-    const moved = routeReplyBytes(routeOf(rule), pickSide(tables, routeOf(rule), 0.5), true);
+    const moved = routeReplyBytes(cacheOf(rule), pickSide(tables, cacheOf(rule), 0.5), true);
     expect(moved).not.toBe(first);
     expect(JSON.parse(moved.toString())).toMatchObject({ weight: 0.75, decision_source: 'mab', failure_probability: 0.02 });
     // One failure probability moves, nothing else: the other side's reply shows it.
     publishDecision(ruleSegment(tables.ruleSegs, rule.slot), ruleIndex(rule.slot), { primaryShare: 0.75, source: DecisionSource.Mab, failProbPrimary: 0.02, failProbSecondary: 0.04 });
-    expect(JSON.parse(routeReplyBytes(routeOf(rule), pickSide(tables, routeOf(rule), 0.99), true).toString())).toMatchObject({ processor_id: 'r1_s', failure_probability: 0.04 });
+    expect(JSON.parse(routeReplyBytes(cacheOf(rule), pickSide(tables, cacheOf(rule), 0.99), true).toString())).toMatchObject({ processor_id: 'r1_s', failure_probability: 0.04 });
     // pickedDecision reads the same values the reply shows (the decision log records it).
-    expect(pickedDecision(routeOf(rule), 0, true)).toMatchObject({ processor_id: 'r1_p', weight: 0.75, failure_probability: 0.02, rule_id: 'r1' });
+    expect(pickedDecision(cacheOf(rule), 0, true)).toMatchObject({ processor_id: 'r1_p', weight: 0.75, failure_probability: 0.02, rule_id: 'r1' });
   });
 
   it('counts each route on the side it took, into the row at each flush', () => {
     const tables = new SharedTables();
     const rule = liveRule(tables, 'r1'); // share 0.9
-    expect(pickSide(tables, routeOf(rule), 0.89)).toBe(0);
-    expect(pickSide(tables, routeOf(rule), 0.9)).toBe(1);
-    expect(pickSide(tables, routeOf(rule), 0.95)).toBe(1);
+    expect(pickSide(tables, cacheOf(rule), 0.89)).toBe(0);
+    expect(pickSide(tables, cacheOf(rule), 0.9)).toBe(1);
+    expect(pickSide(tables, cacheOf(rule), 0.95)).toBe(1);
     const seg = ruleSegment(tables.ruleSegs, rule.slot);
     const base = ruleIndex(rule.slot) * RULE_F64_STRIDE + RF_ROUTED;
     const row = () => [seg.ruleF64[base], seg.ruleF64[base + 1]];
     expect(row()).toEqual([0, 0]); // counted in the rule's cache until a flush
-    tables.routedCounts.flush();
+    tables.ruleCounts.flush();
     expect(row()).toEqual([1, 2]);
-    pickSide(tables, routeOf(rule), 0.1);
-    tables.routedCounts.flush();
-    tables.routedCounts.flush(); // nothing pending: nothing added twice
+    pickSide(tables, cacheOf(rule), 0.1);
+    tables.ruleCounts.flush();
+    tables.ruleCounts.flush(); // nothing pending: nothing added twice
     expect(row()).toEqual([2, 2]);
   });
 
   it('drops the routes of a rule whose slot went to another rule before the flush', () => {
     const tables = new SharedTables();
     const gone = liveRule(tables, 'gone');
-    pickSide(tables, routeOf(gone), 0.1);
-    pickSide(tables, routeOf(gone), 0.1);
+    pickSide(tables, cacheOf(gone), 0.1);
+    pickSide(tables, cacheOf(gone), 0.1);
     tables.freeRule(gone.slot);
     const next = liveRule(tables, 'next'); // the same slot, a new generation
     expect(next.slot).toBe(gone.slot);
-    pickSide(tables, routeOf(next), 0.95);
-    tables.routedCounts.flush();
+    pickSide(tables, cacheOf(next), 0.95);
+    tables.ruleCounts.flush();
     const seg = ruleSegment(tables.ruleSegs, next.slot);
     const base = ruleIndex(next.slot) * RULE_F64_STRIDE + RF_ROUTED;
     expect([seg.ruleF64[base], seg.ruleF64[base + 1]]).toEqual([0, 1]);
@@ -144,19 +144,19 @@ describe('per-rule route replies', () => {
     const rule = liveRule(tables, 'r1'); // share 0.9
     const other = liveRule(tables, 'r2'); // the same segment
     const seg = ruleSegment(tables.ruleSegs, rule.slot);
-    expect(pickSide(tables, routeOf(rule), 0.5)).toBe(0);
+    expect(pickSide(tables, cacheOf(rule), 0.5)).toBe(0);
     // A write that bypasses publishDecision moves no epoch: the cached share stands.
     seg.ruleF64[ruleIndex(rule.slot) * RULE_F64_STRIDE + RF_PRIMARY_SHARE] = 0.1;
-    expect(pickSide(tables, routeOf(rule), 0.5)).toBe(0);
+    expect(pickSide(tables, cacheOf(rule), 0.5)).toBe(0);
     // A publish into any rule of the segment moves it: the next route reads the rows.
     publishDecision(ruleSegment(tables.ruleSegs, other.slot), ruleIndex(other.slot), { primaryShare: 0.5, source: DecisionSource.Rules, failProbPrimary: Number.NaN, failProbSecondary: Number.NaN });
-    expect(pickSide(tables, routeOf(rule), 0.5)).toBe(1);
+    expect(pickSide(tables, cacheOf(rule), 0.5)).toBe(1);
     // An override moves no epoch: applyOverride sends the next route to the rows itself.
     applyOverride(rule, { primaryShare: 1, record: {} as never });
-    expect(pickSide(tables, routeOf(rule), 0.5)).toBe(0);
-    expect(JSON.parse(routeReplyBytes(routeOf(rule), 0, false).toString())).toMatchObject({ weight: 1, decision_source: 'rules' });
+    expect(pickSide(tables, cacheOf(rule), 0.5)).toBe(0);
+    expect(JSON.parse(routeReplyBytes(cacheOf(rule), 0, false).toString())).toMatchObject({ weight: 1, decision_source: 'rules' });
     applyOverride(rule, null);
-    expect(pickSide(tables, routeOf(rule), 0.5)).toBe(1);
+    expect(pickSide(tables, cacheOf(rule), 0.5)).toBe(1);
   });
 
   it('are what the tenant\'s trie answers: one cache per rule, and a route reads nothing of the rule itself', () => {

@@ -12,7 +12,7 @@ const rule = (i: number, slot: number) => ({
   slot,
   runStartedAt: [0, 0] as [number, number],
   override: null,
-  routeCache: null,
+  cache: null,
 });
 
 describe('Tenant.slots', () => {
