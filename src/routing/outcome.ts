@@ -32,6 +32,11 @@ export interface RecordedOutcome {
  */
 const recorded: RecordedOutcome = { rule: undefined as unknown as LiveRule, kind: OutcomeKind.Success, run: 0, processor: 0, window: -1, latencyMs: 0 };
 
+/** The Int32 field of rule `slot`'s processor k's run of technical failures. */
+function runField(slot: number, k: 0 | 1): number {
+  return ruleI32Base(slot) + (k === 0 ? RI_RUN_PRIMARY : RI_RUN_SECONDARY);
+}
+
 /** Records `report`; the returned object is valid until the next call (see `recorded`). */
 export function recordReportedOutcome(tables: SharedTables, tenant: Tenant, report: OutcomeReport, nowMs: number): RecordedOutcome {
   // The rule's cache, not the rule (routing/rule-cache.ts): at 100,000 rules the rule's map
@@ -51,15 +56,18 @@ export function recordReportedOutcome(tables: SharedTables, tenant: Tenant, repo
   const kind = classifyOutcome(report.success, report.error_code, tenant.errorCodes);
   const rule = cache.rule;
   const slot = cache.slot;
-  const seg = ruleSegment(tables.ruleSegs, slot);
-  const ib = ruleI32Base(slot);
-  const w = tables.windowOf(slot, k, cache.selfFallback);
+  let w = k === 0 ? cache.windowPrimary : cache.windowSecondary;
+  if (w < 0) {
+    w = tables.windowOf(slot, k, cache.selfFallback);
+    if (k === 0) cache.windowPrimary = w;
+    else cache.windowSecondary = w;
+  }
   recordOutcome(windowSegment(tables.windowSegs, w), windowIndex(w), nowMs, kind, report.latency_ms);
   // Per-rule outcome counter for the metrics: success, decline, technical; in the cache, added
   // to the rule's row in a batch (shm/rule-counts.ts).
   cache.outcomes[k * OUTCOME_RESULTS + (kind < OutcomeKind.TechError ? kind : 2)]++;
   if (!cache.queued) {
-    cache.generation = Atomics.load(seg.ruleI32, ib + RI_GENERATION);
+    cache.generation = Atomics.load(ruleSegment(tables.ruleSegs, slot).ruleI32, ruleI32Base(slot) + RI_GENERATION);
     tables.ruleCounts.queue(cache);
   }
 
@@ -67,20 +75,26 @@ export function recordReportedOutcome(tables: SharedTables, tenant: Tenant, repo
   // success reported during an outage may be a payment that started before it: a success that
   // started before the run's first failure started says nothing about the processor now and
   // does not end the run (otherwise slow successes from before an outage delay its detection).
-  const runField = ib + (k === 0 ? RI_RUN_PRIMARY : RI_RUN_SECONDARY);
-  const startedAt = nowMs - report.latency_ms;
-  let run: number;
+  let run = 0;
   if (kind === OutcomeKind.TechError || kind === OutcomeKind.Timeout) {
-    run = Atomics.add(seg.ruleI32, runField, 1) + 1;
-    if (run === 1) (rule.runStartedAt ??= [0, 0])[k] = startedAt;
-  } else {
+    run = Atomics.add(ruleSegment(tables.ruleSegs, slot).ruleI32, runField(slot, k), 1) + 1;
+    if (run === 1) (rule.runStartedAt ??= [0, 0])[k] = nowMs - report.latency_ms;
+    if (k === 0) cache.runPrimaryAtZero = false;
+    else cache.runSecondaryAtZero = false;
+  } else if (!(k === 0 ? cache.runPrimaryAtZero : cache.runSecondaryAtZero)) {
     // The front thread is the run's only writer (layout.ts): a plain read sees its own last
     // write, and a run already at 0 needs no store. Both spare a successful outcome a builtin
     // call each: V8 11 does not inline Atomics.load or Atomics.store (~100 instructions each).
-    run = seg.ruleI32[runField];
-    if (run !== 0 && (rule.runStartedAt === null || startedAt >= rule.runStartedAt[k])) {
+    const ruleI32 = ruleSegment(tables.ruleSegs, slot).ruleI32;
+    const field = runField(slot, k);
+    run = ruleI32[field];
+    if (run !== 0 && (rule.runStartedAt === null || nowMs - report.latency_ms >= rule.runStartedAt[k])) {
       run = 0;
-      Atomics.store(seg.ruleI32, runField, 0); // the pool reads it with Atomics.load
+      Atomics.store(ruleI32, field, 0); // the pool reads it with Atomics.load
+    }
+    if (run === 0) {
+      if (k === 0) cache.runPrimaryAtZero = true;
+      else cache.runSecondaryAtZero = true;
     }
   }
   recorded.rule = rule;

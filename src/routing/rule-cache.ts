@@ -2,11 +2,12 @@
  * What a route or an outcome of one rule reads and counts, kept together in one object made at
  * the rule's first route or outcome: the rule's decision fields as last read from its
  * shared-memory rows (override applied), the segment's decision epoch they were read at, the
- * replies written from them, the processor ids an outcome is checked against, and the routes
- * and outcomes counted since the counts were last added to the rows. The tenants' trie memo
+ * replies written from them; the processor ids an outcome is checked against, its processors'
+ * outcome windows and whether their runs of technical failures are at 0; and the routes and
+ * outcomes counted since the counts were last added to the rows. The tenants' trie memo
  * answers this object (routing/trie.ts), and so does the tenant's map of the rules that had
- * outcomes (Tenant.outcomeCache), so neither path reads the rule (LiveRule, its record, its id
- * strings) or its rows but for the window and the run an outcome records.
+ * outcomes (Tenant.outcomeCache), so neither a route nor a successful outcome reads the rule
+ * (LiveRule, its record, its id strings) or its rows; an outcome writes its window.
  *
  * Why: at 100,000 rules, each route's reads of its rule's LiveRule and two rows were first
  * touches of three pages no cache or TLB entry still held (profiles of issue 20's twentieth
@@ -69,6 +70,21 @@ export class RuleCache<R> implements RuleTally {
   secondaryId: string;
   /** The rule's processors are one (its primary is its own fallback): one outcome window. */
   readonly selfFallback: boolean;
+  /**
+   * The outcome windows of the primary and the secondary (-1 until the first outcome asks the
+   * tables): a live rule's windows never move (a PATCH that carries them makes a new rule, and a
+   * new cache), so an outcome reads them here and not in the rule's Int32 row.
+   */
+  windowPrimary = -1;
+  windowSecondary = -1;
+  /**
+   * The processor's run of technical failures in the row is known to be 0: this path read or
+   * wrote 0 there last. Only an outcome through this cache makes a run non-zero (a PATCH's
+   * carried run is in a new rule's slot, with a new cache; the recover command only writes 0),
+   * so a successful outcome while it holds reads nothing of the row.
+   */
+  runPrimaryAtZero = false;
+  runSecondaryAtZero = false;
 
   constructor(
     /** The rule, read only when the rows are (its override) and for a reply or decision record written anew. */

@@ -8,8 +8,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { recordReportedOutcome } from '../../src/routing/outcome.js';
-import { OUTCOME_RESULTS, RF_OUTCOMES, RULE_F64_STRIDE } from '../../src/shm/layout.js';
-import { ruleIndex, ruleSegment } from '../../src/shm/slots.js';
+import { OUTCOME_RESULTS, RF_OUTCOMES, RI_RUN_PRIMARY, RI_RUN_SECONDARY, RULE_F64_STRIDE } from '../../src/shm/layout.js';
+import { ruleI32Base, ruleIndex, ruleSegment } from '../../src/shm/slots.js';
 import { SharedTables } from '../../src/shm/tables.js';
 import { TenantRegistry } from '../../src/tenants/registry.js';
 import { cacheOf, settingsForTier, type LiveRule, type RuleRecord, type Tenant } from '../../src/tenants/tenant.js';
@@ -124,6 +124,39 @@ describe('an outcome through the rule cache', () => {
     report('heir', 's', true);
     tables.ruleCounts.flush();
     expect(counters(heir)).toEqual([0, 0, 0, 1, 0, 0]);
+  });
+
+  it('keeps the run of technical failures in the row right while a success reads nothing there', () => {
+    const { tables, add, report } = setUp();
+    const rule = add(record('r1', 'p', 's'));
+    const seg = ruleSegment(tables.ruleSegs, rule.slot);
+    const runs = () => [Atomics.load(seg.ruleI32, ruleI32Base(rule.slot) + RI_RUN_PRIMARY), Atomics.load(seg.ruleI32, ruleI32Base(rule.slot) + RI_RUN_SECONDARY)];
+    // A run already in the row before the rule's first outcome (a PATCH carries one into the new slot).
+    Atomics.store(seg.ruleI32, ruleI32Base(rule.slot) + RI_RUN_PRIMARY, 3);
+    expect(report('r1', 'p', true).run).toBe(0);
+    expect(runs()).toEqual([0, 0]);
+    expect(report('r1', 'p', true).run).toBe(0); // known to be at 0 now
+    expect(report('r1', 'p', false, 'timeout_upstream').run).toBe(1);
+    expect(report('r1', 'p', false).run).toBe(2);
+    expect(runs()).toEqual([2, 0]);
+    // The recover command sets the row to 0 behind the cache's back: the next failure starts at 1.
+    Atomics.store(seg.ruleI32, ruleI32Base(rule.slot) + RI_RUN_PRIMARY, 0);
+    expect(report('r1', 'p', false).run).toBe(1);
+    expect(report('r1', 'p', true).run).toBe(0);
+    expect(runs()).toEqual([0, 0]);
+    expect(report('r1', 's', false).run).toBe(1);
+    expect(report('r1', 'p', true).run).toBe(0);
+    expect(runs()).toEqual([0, 1]);
+  });
+
+  it('records into the windows the tables gave the rule', () => {
+    const { tables, add, report } = setUp();
+    const rule = add(record('r1', 'p', 's'));
+    const wp = report('r1', 'p', true).window;
+    const ws = report('r1', 's', true).window;
+    expect(wp).not.toBe(ws);
+    expect([report('r1', 'p', true).window, report('r1', 's', true).window]).toEqual([wp, ws]);
+    expect([tables.windowOf(rule.slot, 0, false), tables.windowOf(rule.slot, 1, false)]).toEqual([wp, ws]);
   });
 
   it('counts a rule whose processors are one on its primary, in one window', () => {
