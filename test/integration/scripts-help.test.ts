@@ -35,8 +35,9 @@ const ownScript = (name: string) => commandOf(name).startsWith('node dist/bench/
 const sh = (cmd: string, timeoutMs = 60_000) => run('sh', ['-c', cmd], { cwd: REPO_ROOT, env, timeoutMs });
 
 describe('npm run <script> -- --help', () => {
+  // Side by side (vitest runs up to five at once): each is a process of its own that only prints.
   for (const name of Object.keys(scripts)) {
-    it(`${name} prints its usage and exits 0`, async () => {
+    it.concurrent(`${name} prints its usage and exits 0`, async ({ expect }) => {
       const r = await sh(`${commandOf(name)} --help`);
       expect(r.status, r.stderr).toBe(0);
       expect(r.stdout.length, name).toBeGreaterThan(100);
