@@ -75,7 +75,7 @@ export class Tenant {
    * removeRule drop a rule's.
    */
   private readonly outcomeCaches = new Map<string, RuleCache<LiveRule>>();
-  /** Answers a rule's route cache (made when a tuple first finds the rule), not the rule: see routing/rule-cache.ts. */
+  /** Answers a rule's cache (made when a tuple first finds the rule), not the rule: see routing/rule-cache.ts. */
   readonly trie = new RuleTrie<LiveRule, RuleCache<LiveRule>>(cacheOf);
   counters: TenantCounters = { routed: 0, reported: 0, failovers: 0 };
   errorCodes: ErrorCodeOverrides = NO_OVERRIDES;
