@@ -12,7 +12,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { parseCli } from './lib/cli.js';
 import { deleteClusterKeys } from './lib/cluster-keys.js';
 import { load, table } from './lib/load.js';

@@ -12,7 +12,6 @@
 import { DEFAULT_TIER1_CONFIG } from '../../src/tiers/tier1/config.js';
 import type { Transition } from '../../src/engine/transitions.js';
 import type { InProcessRun } from '../sim/engine-adapter.js';
-import type { Scenario } from '../sim/scenarios.js';
 import { ANTICIPATION_WINDOW_MS, score } from '../sim/score.js';
 import { measureShifts, type ShiftMetrics } from './shift-metrics.js';
 

@@ -114,7 +114,7 @@ export function label(
 
 export async function generateTrace(spec: TraceSpec): Promise<Sequence[]> {
   const { stage, recorded } = recorderStage();
-  const run = await runEngine({
+  await runEngine({
     scenario: spec.scenario,
     ratePerSec: spec.rate,
     seed: spec.seed,
