@@ -4,8 +4,8 @@
  * store access, no message to another thread.
  */
 import { decisionEpoch, readDecision, type DecisionFields } from '../shm/decision.js';
-import { DECISION_SOURCE_NAMES, DecisionSource, RI_GENERATION } from '../shm/layout.js';
-import { ruleI32Base, ruleIndex, ruleSegment, ruleSegmentNumber } from '../shm/slots.js';
+import { DECISION_SOURCE_NAMES, DecisionSource } from '../shm/layout.js';
+import { ruleIndex, ruleSegment, ruleSegmentNumber } from '../shm/slots.js';
 import type { SharedTables } from '../shm/tables.js';
 import type { RouteDecision, RouteRequest } from '../schemas/routing.js';
 import type { LiveRule, Tenant } from '../tenants/tenant.js';
@@ -100,7 +100,6 @@ function readRows(tables: SharedTables, c: RuleCache<LiveRule>, epoch: number): 
     c.failProbSecondary = fields.failProbSecondary;
     c.repliesCurrent = false;
   }
-  c.generation = Atomics.load(seg.ruleI32, ruleI32Base(c.slot) + RI_GENERATION);
   c.epoch = epoch;
 }
 

@@ -4,7 +4,7 @@
  */
 import { classifyOutcome } from './classify.js';
 import { errors } from '../errors.js';
-import { OUTCOME_RESULTS, RI_GENERATION, RI_RUN_PRIMARY, RI_RUN_SECONDARY } from '../shm/layout.js';
+import { OUTCOME_RESULTS, RI_RUN_PRIMARY, RI_RUN_SECONDARY } from '../shm/layout.js';
 import type { SharedTables } from '../shm/tables.js';
 import { OutcomeKind, recordOutcome } from '../shm/window.js';
 import type { OutcomeReport } from '../schemas/routing.js';
@@ -66,19 +66,17 @@ export function recordReportedOutcome(tables: SharedTables, tenant: Tenant, repo
   // Per-rule outcome counter for the metrics: success, decline, technical; in the cache, added
   // to the rule's row in a batch (shm/rule-counts.ts).
   cache.outcomes[k * OUTCOME_RESULTS + (kind < OutcomeKind.TechError ? kind : 2)]++;
-  if (!cache.queued) {
-    cache.generation = Atomics.load(ruleSegment(tables.ruleSegs, slot).ruleI32, ruleI32Base(slot) + RI_GENERATION);
-    tables.ruleCounts.queue(cache);
-  }
+  if (!cache.queued) tables.ruleCounts.queue(cache);
 
   // The run of consecutive technical failures. Outcomes arrive after their latency, so a
   // success reported during an outage may be a payment that started before it: a success that
   // started before the run's first failure started says nothing about the processor now and
   // does not end the run (otherwise slow successes from before an outage delay its detection).
+  const startedAt = nowMs - report.latency_ms;
   let run = 0;
   if (kind === OutcomeKind.TechError || kind === OutcomeKind.Timeout) {
     run = Atomics.add(ruleSegment(tables.ruleSegs, slot).ruleI32, runField(slot, k), 1) + 1;
-    if (run === 1) (rule.runStartedAt ??= [0, 0])[k] = nowMs - report.latency_ms;
+    if (run === 1) (rule.runStartedAt ??= [0, 0])[k] = startedAt;
     if (k === 0) cache.runPrimaryAtZero = false;
     else cache.runSecondaryAtZero = false;
   } else if (!(k === 0 ? cache.runPrimaryAtZero : cache.runSecondaryAtZero)) {
@@ -88,7 +86,7 @@ export function recordReportedOutcome(tables: SharedTables, tenant: Tenant, repo
     const ruleI32 = ruleSegment(tables.ruleSegs, slot).ruleI32;
     const field = runField(slot, k);
     run = ruleI32[field];
-    if (run !== 0 && (rule.runStartedAt === null || nowMs - report.latency_ms >= rule.runStartedAt[k])) {
+    if (run !== 0 && (rule.runStartedAt === null || startedAt >= rule.runStartedAt[k])) {
       run = 0;
       Atomics.store(ruleI32, field, 0); // the pool reads it with Atomics.load
     }

@@ -49,11 +49,7 @@ export class RuleCache<R> implements RuleTally {
   primary: Buffer = NO_BYTES;
   secondary: Buffer = NO_BYTES;
   // RuleTally: routes and outcomes not yet added to the rule's row.
-  /**
-   * The slot's RI_GENERATION (a tally is only added to the rule it counted): read with the rows
-   * by a route, and from the row by an outcome when it queues the tally. It does not change
-   * while the rule lives; a new rule in the slot has a new cache.
-   */
+  /** The slot's RI_GENERATION, read when the tally is queued (shm/rule-counts.ts). */
   generation = 0;
   routedPrimary = 0;
   routedSecondary = 0;

@@ -19,8 +19,8 @@ export const OUTCOME_COUNTS = PROCS_PER_RULE * OUTCOME_RESULTS;
 /** One rule's routes and outcomes not yet added to its row. */
 export interface RuleTally {
   readonly slot: number;
-  /** The slot's RI_GENERATION when the routes or outcomes were counted. */
-  readonly generation: number;
+  /** The slot's RI_GENERATION when the tally was queued (set by queue()). */
+  generation: number;
   routedPrimary: number;
   routedSecondary: number;
   /** OUTCOME_COUNTS counts, k * OUTCOME_RESULTS + result. */
@@ -35,8 +35,13 @@ export class RuleCounts {
   /** `segs`: the tables' rule segments (the array itself, which grows with them). */
   constructor(private readonly segs: readonly RuleSegmentViews[]) {}
 
-  /** `tally` has counts to add (its first since the last flush). */
+  /**
+   * `tally` has counts to add (its first since the last flush), counted for the rule now in its
+   * slot: the slot's generation is read here, once per tally and flush, so that the flush adds
+   * them to that rule and to no rule given the slot since.
+   */
   queue(tally: RuleTally): void {
+    tally.generation = Atomics.load(ruleSegment(this.segs, tally.slot).ruleI32, ruleI32Base(tally.slot) + RI_GENERATION);
     tally.queued = true;
     this.pending.push(tally);
   }
