@@ -75,7 +75,8 @@ describe('a scrape storm', () => {
     const quiet = p99(await routeLatencies(200));
     let stop = false;
     let scrapes = 0;
-    const scraper = async () => {
+    const answered = new Array<number>(10).fill(0); // answers per scraper
+    const scraper = async (_: unknown, i: number) => {
       // Raw HTTP, gzip accepted (as Prometheus does) and the bytes discarded: the test process
       // also times the routes, so the scrapers must cost it little.
       while (!stop) {
@@ -86,6 +87,7 @@ describe('a scrape storm', () => {
           }).on('error', reject);
         });
         scrapes++;
+        answered[i]++;
       }
     };
     const scrapers = Array.from({ length: 10 }, scraper);
@@ -96,7 +98,9 @@ describe('a scrape storm', () => {
     stop = true;
     await Promise.all(scrapers);
     console.log(`scrape storm: route p99 quiet ${quiet.toFixed(1)} ms, during 10 scrapers ${storm.toFixed(1)} ms; ${scrapes} scrapes in ${seconds.toFixed(1)} s`);
-    expect(scrapes).toBeGreaterThanOrEqual(20); // every scraper got answers, about one rendering a second
+    // Every scraper got answers: renderings are shared (about one a second when the machine is
+    // free; on a loaded CI machine a storm of ~6 s has seen a single one, 10 scrapes in all).
+    expect(Math.min(...answered)).toBeGreaterThanOrEqual(1);
     // Loose (the suite runs files in parallel on a shared machine; the issue's bound, 2× the
     // quiet p99, is checked by bench:scrape): unbounded, ten scrapers made a route wait ~1.6 s
     // here (each rendering held the loop ~0.16 s in one piece).
