@@ -95,12 +95,15 @@ describe('a scrape storm', () => {
     const t0 = Date.now();
     const storm = p99(await routeLatencies(300));
     const seconds = (Date.now() - t0) / 1000;
+    // The storm goes on until a second shared rendering has answered the scrapers: about a
+    // second on a free machine, but a loaded CI machine has taken longer than the routes above
+    // (one rendering, 10 scrapes, in a storm of 5.8 s).
+    for (const until = Date.now() + 30_000; scrapes < 20 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
     stop = true;
     await Promise.all(scrapers);
-    console.log(`scrape storm: route p99 quiet ${quiet.toFixed(1)} ms, during 10 scrapers ${storm.toFixed(1)} ms; ${scrapes} scrapes in ${seconds.toFixed(1)} s`);
-    // Every scraper got answers: renderings are shared (about one a second when the machine is
-    // free; on a loaded CI machine a storm of ~6 s has seen a single one, 10 scrapes in all).
-    expect(Math.min(...answered)).toBeGreaterThanOrEqual(1);
+    console.log(`scrape storm: route p99 quiet ${quiet.toFixed(1)} ms, during 10 scrapers ${storm.toFixed(1)} ms; ${scrapes} scrapes in ${((Date.now() - t0) / 1000).toFixed(1)} s (routes: ${seconds.toFixed(1)} s)`);
+    expect(scrapes).toBeGreaterThanOrEqual(20); // renderings keep coming: about one a second, shared
+    expect(Math.min(...answered)).toBeGreaterThanOrEqual(1); // and every scraper got answers
     // Loose (the suite runs files in parallel on a shared machine; the issue's bound, 2× the
     // quiet p99, is checked by bench:scrape): unbounded, ten scrapers made a route wait ~1.6 s
     // here (each rendering held the loop ~0.16 s in one piece).
