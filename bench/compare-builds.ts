@@ -34,6 +34,7 @@ import { DIST, startChild, type Child } from './lib/processes.js';
 import { apiKeysFor, hotPathRequests, type BenchRequest } from './lib/requests.js';
 import { median } from './lib/scenario-metrics.js';
 import { seed } from './lib/seed.js';
+import { stopChildrenOnSignals } from './lib/turn-taking.js';
 import { pinSelf, requireWrk, runWrk } from './lib/wrk.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
@@ -93,13 +94,14 @@ async function main(): Promise<void> {
     ['this', join(DIST, 'src/main.js'), nodeArgs(process.env.BENCH_NODE_ARGS_THIS), RULES],
   ];
   const services: Child[] = [];
+  stopChildrenOnSignals(() => services); // each is stopped between its slices, in a process group of its own
   const rows: Record<string, string | number>[] = [];
   try {
     for (const [label, script, flags, n] of builds) {
       const dir = join(work, label);
       const data = dataSets.get(n)!;
       cpSync(data.dir, dir, { recursive: true });
-      const svc = await startChild(script, env(dir, data.keys), 120_000, { cpus: '1', nodeArgs: flags });
+      const svc = await startChild(script, env(dir, data.keys), 120_000, { cpus: '1', nodeArgs: flags, ownProcessGroup: true });
       services.push(svc);
       svc.proc.kill('SIGSTOP');
     }

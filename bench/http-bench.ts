@@ -20,6 +20,9 @@
  *   slice after their own: "route / route at <first> rules" is the median of those same-round
  *   ratios. (The machine's speed drifts by a fifth between sections minutes apart; the ceiling
  *   drifts with it.)
+ * - Turns: each slice runs with every other server of the benchmark stopped (SIGSTOP) and the
+ *   one it measures woken BENCH_SETTLE_MS (250) before it starts (lib/turn-taking.ts): an idle
+ *   service's timers, cycles and collections took 3.5% of the ceiling's throughput.
  * - Disturbance: the CPU every other process on the machine used during each run is measured
  *   from /proc, and so is the time the hypervisor gave to other guests (steal, /proc/stat),
  *   summed over the run's slices. A round whose ceiling run saw more than
@@ -69,6 +72,7 @@ import { median } from './lib/scenario-metrics.js';
 import { GENERATOR_BOUND_CORE, SLOW_CEILING_FACTOR, sameRunRatios, sizeRatios } from './lib/same-run.js';
 import { scrapeEverySecond } from './lib/scrape-loop.js';
 import { ruleSet, seed } from './lib/seed.js';
+import { stopChildrenOnSignals, TurnTaking } from './lib/turn-taking.js';
 import { HAVE_TASKSET, pinSelf, requireWrk, runWrk, type WrkResult } from './lib/wrk.js';
 import { pooledPercentileMs } from './lib/latency-quantiles.js';
 
@@ -104,7 +108,7 @@ const flags = parseCli({
   notes:
     'Environment: BENCH_RULE_SIZES (10,1000,100000), BENCH_TENANTS (5), BENCH_ROUNDS (5), BENCH_DURATION_S (5), BENCH_SLICE_S (1), ' +
     'BENCH_CONNECTIONS (64), BENCH_SERVER_CPU (1), BENCH_GENERATOR_CPU (0), BENCH_DISTURBED_CORES (0.15), ' +
-    'BENCH_MAX_ATTEMPTS (3), BENCH_CYCLE_RULES (1000).',
+    'BENCH_MAX_ATTEMPTS (3), BENCH_CYCLE_RULES (1000), BENCH_SETTLE_MS (250).',
 });
 
 interface Run {
@@ -144,6 +148,15 @@ interface Slice {
 
 /** Children still running, stopped if the benchmark fails half-way. */
 const live = new Set<Child>();
+/** Each slice runs with every other child stopped (lib/turn-taking.ts says why). */
+const turns = new TurnTaking();
+stopChildrenOnSignals(() => live);
+
+/** Stops a child for good (woken first if a slice had stopped it). */
+async function stopChild(c: Child): Promise<void> {
+  turns.release(c);
+  await c.stop();
+}
 async function started(c: Promise<Child>): Promise<Child> {
   const child = await c;
   live.add(child);
@@ -156,6 +169,7 @@ const r3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /** One wrk run against `server`, with its CPU and everybody else's accounted. */
 async function slice(target: Run['target'], server: Child, url: string, reqs: readonly BenchRequest[], durationS: number): Promise<Slice> {
+  await turns.only(server, live);
   const pid = server.proc.pid!;
   const serverBefore = processCpuS(pid) ?? NaN;
   const kernelBefore = processKernelCpuS(pid) ?? NaN;
@@ -267,14 +281,14 @@ async function main(): Promise<void> {
     // per tenant) is spelled out so that a value in the caller's shell does not leak in.
     if (keysMode) Object.assign(svcEnv, { SERVICE_API_KEYS: apiKeysFor(tenants), SERVICE_RATE_LIMIT_RPS: '0' });
     const nodeArgs = flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-    const svc = await started(startChild(join(DIST, 'src/main.js'), svcEnv, 300_000, { cpus: SERVER_CPU, nodeArgs }));
+    const svc = await started(startChild(join(DIST, 'src/main.js'), svcEnv, 300_000, { cpus: SERVER_CPU, nodeArgs, ownProcessGroup: true }));
     const rest = svc.rssMb();
     const routeReqs = keysMode ? routeRequests(sample, tenantsN) : routeRequests(sample, 1).map((q) => ({ ...q, headers: {} }));
     const outReqs = outcomeRequests(sample.slice(0, 50), 1).map((q, i) => ({ ...q, headers: keysMode ? { 'x-api-key': `key${i % tenantsN}` } : ({} as Record<string, string>) }));
     const probe = await fetch(svc.url + '/v1/route', { method: 'POST', headers: { 'content-type': 'application/json', ...routeReqs[0].headers }, body: routeReqs[0].body });
     const sampleBody = await probe.text();
     if (probe.status !== 200) throw new Error(`route probe failed: ${probe.status} ${sampleBody}`);
-    const bare = await started(startChild(join(DIST, 'bench/bare-uws.js'), { BARE_BODY: sampleBody }, 30_000, { cpus: SERVER_CPU }));
+    const bare = await started(startChild(join(DIST, 'bench/bare-uws.js'), { BARE_BODY: sampleBody }, 30_000, { cpus: SERVER_CPU, ownProcessGroup: true }));
 
     // Warm-up (JIT, connection set-up); not reported.
     await runWrk({ url: bare.url, requests: routeReqs, durationS: 2, connections: CONNECTIONS, cpus: GENERATOR_CPU });
@@ -319,6 +333,7 @@ async function main(): Promise<void> {
 
     if (size === CYCLE_RULES) {
       // Every rule of every tenant gets outcomes, so each cycle evaluates them all.
+      await turns.only(svc, live); // the last slice may have been another server's
       await runWrk({ url: svc.url, requests: keysMode ? outcomeRequests(rules, tenantsN) : outcomeRequests(rules, 1).map((q) => ({ ...q, headers: {} })), durationS: 3, connections: CONNECTIONS, cpus: GENERATOR_CPU });
       for (let i = 0; i <= 3; i++) {
         let stop = false;
@@ -374,15 +389,15 @@ async function main(): Promise<void> {
       );
     }
     memory.push({ rules: size, 'rss at rest MB': Math.round(rest), 'rss after load MB': Math.round(Math.max(rss, svc.rssMb())) });
-    await bare.stop();
+    await stopChild(bare);
     if (reference === null && SIZES.length > 1) reference = { svc, reqs: routeReqs, size, dir };
     else {
-      await svc.stop();
+      await stopChild(svc);
       rmSync(dir, { recursive: true, force: true });
     }
   }
   if (reference !== null) {
-    await reference.svc.stop();
+    await stopChild(reference.svc);
     rmSync(reference.dir, { recursive: true, force: true });
   }
   console.log('\nSame-run ratios (medians over the counted rounds):');
@@ -409,8 +424,8 @@ async function calibrate(): Promise<void> {
   const body = JSON.stringify({ processor_id: 'p1', weight: 0.9, fallback_processor_id: 'p2', decision_source: 'rules', failure_probability: null, rule_id: 'r000001' });
   prepare();
   const reqs = routeRequests(sampleRules(ruleSet(1000)), 1);
-  const a = await started(startChild(join(DIST, 'bench/bare-uws.js'), { BARE_BODY: body }, 30_000, { cpus: SERVER_CPU }));
-  const b = await started(startChild(join(DIST, 'bench/bare-uws.js'), { BARE_BODY: body }, 30_000, { cpus: SERVER_CPU }));
+  const a = await started(startChild(join(DIST, 'bench/bare-uws.js'), { BARE_BODY: body }, 30_000, { cpus: SERVER_CPU, ownProcessGroup: true }));
+  const b = await started(startChild(join(DIST, 'bench/bare-uws.js'), { BARE_BODY: body }, 30_000, { cpus: SERVER_CPU, ownProcessGroup: true }));
   for (const s of [a, b]) await runWrk({ url: s.url, requests: reqs, durationS: 2, connections: CONNECTIONS, cpus: GENERATOR_CPU });
   const rows: Record<string, string | number>[] = [];
   const ratios = { rps: [] as number[], cpu: [] as number[], p99: [] as number[] };
@@ -427,8 +442,8 @@ async function calibrate(): Promise<void> {
     rows.push({ round, 'A req/s': Math.round(ra.rps), 'B req/s': Math.round(rb.rps), 'B / A': r3(rb.rps / ra.rps), 'B / A by CPU': r3(ra.serverUsPerReq / rb.serverUsPerReq), 'p99 B / A': r2(rb.p99Ms / ra.p99Ms), 'wrk core (A)': r2(ra.generatorCore), disturbed: ra.disturbed || rb.disturbed ? 'yes' : '' });
     console.log(table([rows[rows.length - 1]]));
   }
-  await a.stop();
-  await b.stop();
+  await stopChild(a);
+  await stopChild(b);
   const spread = (xs: number[]) => `${r3(Math.min(...xs))}-${r3(Math.max(...xs))}`;
   const summary = [
     { figure: 'req/s, B / A', median: r3(median(ratios.rps)!), 'range of rounds': spread(ratios.rps) },
@@ -445,6 +460,7 @@ async function calibrate(): Promise<void> {
 
 (flags.calibrate ? calibrate() : main()).catch(async (e) => {
   console.error(e);
+  turns.releaseAll();
   await Promise.all([...live].map((c) => c.stop()));
   process.exit(1);
 });

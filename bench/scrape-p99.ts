@@ -33,6 +33,7 @@ import { join, resolve } from 'node:path';
 import { parseCli } from './lib/cli.js';
 import { table } from './lib/load.js';
 import { startChild, type Child, DIST } from './lib/processes.js';
+import { stopChildrenOnSignals } from './lib/turn-taking.js';
 import { apiKeysFor, outcomeRequests, routeRequests, sampleRules } from './lib/requests.js';
 import { median } from './lib/scenario-metrics.js';
 import { scrapeEverySecond } from './lib/scrape-loop.js';
@@ -125,6 +126,7 @@ async function main(): Promise<void> {
   const probe = join(DIST, 'bench/lib/front-probe.js');
   const services: Service[] = [];
   const stop = () => Promise.all(services.map((s) => (s.child.proc.kill('SIGCONT'), s.child.stop())));
+  stopChildrenOnSignals(() => services.map((s) => s.child)); // stopped between turns, in process groups of their own
   try {
     for (const [build, dist] of builds) {
       for (const cycle of [false, true]) {
@@ -134,7 +136,7 @@ async function main(): Promise<void> {
         const probeOut = join(dir, 'probe.jsonl');
         const env: Record<string, string> = { SERVICE_DATA_DIR: dir, SERVICE_API_KEYS: apiKeysFor(tenants), SERVICE_RATE_LIMIT_RPS: '0', PROBE_OUT: probeOut };
         if (!cycle) env.SERVICE_EVAL_INTERVAL_MS = '600000';
-        const child = await startChild(join(dist, 'src/main.js'), env, 300_000, { cpus: SERVER_CPU, nodeArgs: [...nodeArgsOf(build), '--import', probe] });
+        const child = await startChild(join(dist, 'src/main.js'), env, 300_000, { cpus: SERVER_CPU, nodeArgs: [...nodeArgsOf(build), '--import', probe], ownProcessGroup: true });
         services.push({ build, cycle, child, probeOut, probeLines: 0 });
         child.proc.kill('SIGSTOP');
       }

@@ -63,6 +63,15 @@ export interface ChildOptions {
   cpus?: string;
   /** Extra node flags, e.g. ["--cpu-prof", "--cpu-prof-dir=..."]. */
   nodeArgs?: string[];
+  /**
+   * Start the child in a process group of its own, for a benchmark that stops it (SIGSTOP)
+   * between its turns. In the benchmark's group, a stopped child gets SIGHUP, and with it the
+   * whole group (the benchmark too), the moment that group loses its last link to the shell
+   * that started it (POSIX's orphaned process group: a benchmark started in the background
+   * from a shell that then exits). In a group of its own it does not see the terminal's
+   * Ctrl-C either: the benchmark stops it (turn-taking.ts, stopChildrenOnSignals).
+   */
+  ownProcessGroup?: boolean;
 }
 
 export async function startChild(script: string, env: Record<string, string>, timeoutMs = 120_000, opts: ChildOptions = {}): Promise<Child> {
@@ -72,6 +81,7 @@ export async function startChild(script: string, env: Record<string, string>, ti
   const proc = spawn(cmd, args, {
     env: { ...process.env, ...env, GLIBC_TUNABLES: withMallocTunable({ ...process.env, ...env }), PORT: String(port), HOST: '127.0.0.1', SERVICE_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
+    detached: opts.ownProcessGroup ?? false,
   });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(url + '/', timeoutMs);
