@@ -113,6 +113,7 @@ export class Router implements ExchangeHost {
     }
     app.any('/*', (res, req) => {
       const x = this.begin(res, req, 'ANY', '/*', performance.now());
+      if (conflictingContentLength(req)) return this.refuseConflictingLength(x);
       this.fail(x, errors.notFound(`path ${req.getUrl()}`));
     });
   }
@@ -206,6 +207,10 @@ export class Router implements ExchangeHost {
     const t0 = performance.now();
     const x = this.begin(res, req, req.getMethod().toUpperCase(), template, t0);
     const method = x.method;
+    // Before any answer, whatever the method: uWS frames a body by the first Content-Length on
+    // every request, so a 404, 405, 401, 503 or preflight answered here would otherwise be
+    // followed by the smuggled request behind the shorter body.
+    if (conflictingContentLength(req)) return this.refuseConflictingLength(x);
     if (this.draining) return this.fail(x, SHUTTING_DOWN);
     if (method === 'OPTIONS') return this.preflight(x, allowed);
     const m = byMethod.get(method);
@@ -231,12 +236,6 @@ export class Router implements ExchangeHost {
       ctx.headers = h;
     }
     if (!BODY_METHODS.has(method)) return this.run(x, ep, ctx, undefined);
-    if (conflictingContentLength(req)) {
-      // Closed at once, without an answer: see content-length.ts for why no 400 can be sent.
-      x.done = true;
-      res.close();
-      return this.done(x, 400);
-    }
     // An oversized body is read and discarded up to DISCARD_CAP_BYTES, then answered 413 and
     // the connection closed (see body.ts); one declared larger than that is refused at once.
     const declared = contentLengthValue(req.getHeader('content-length'));
@@ -347,6 +346,13 @@ export class Router implements ExchangeHost {
     const { status, body, headers } = errorBody(err);
     send(x.res, x, status, body, 'application/json', headers, closesConnection(err));
     this.done(x, status);
+  }
+
+  /** Two different Content-Length headers: the connection is closed at once, without an answer (content-length.ts says why no 400 can be sent); counted as a 400. */
+  private refuseConflictingLength(x: Exchange): void {
+    x.done = true;
+    x.res.close();
+    this.done(x, 400);
   }
 
   private done(x: Exchange, status: number): void {
