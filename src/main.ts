@@ -1,6 +1,7 @@
 /** Process entry point: start the service, stop it gracefully on SIGTERM/SIGINT. */
 import { detachOneBuffer } from './detach-protector.js';
 import { limitHeapGrowth } from './heap-growth.js';
+import { keepScavengesOnOneCpu } from './gc-helpers.js';
 import { writeSync } from 'node:fs';
 import { ConfigError, loadConfig } from './config.js';
 import { log } from './log.js';
@@ -48,6 +49,7 @@ function takeStopSignals(): { started(service: RunningService): void } {
 
 async function main(): Promise<void> {
   limitHeapGrowth(); // before any thread starts (heap-growth.ts)
+  const gcFlags = keepScavengesOnOneCpu(); // likewise (gc-helpers.ts)
   detachOneBuffer(); // before anything of the service is optimised (detach-protector.ts)
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
     writeSync(1, `${usageText()}\n`);
@@ -65,6 +67,7 @@ async function main(): Promise<void> {
     }
     throw e;
   }
+  if (gcFlags.length > 0) log.info('one CPU: young-generation collections run inside their pauses, without helper threads', { v8_flags: gcFlags.join(' ') });
   signals.started(await startService(config));
 }
 
