@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startChild, type Child } from '../../bench/lib/processes.js';
 import { TurnTaking } from '../../bench/lib/turn-taking.js';
+import { hasCommand } from '../helpers/commands.js';
 import { REPO_ROOT } from '../helpers/server.js';
 
 /** The process's state letter from /proc (T: stopped). */
@@ -77,14 +78,10 @@ describe.skipIf(process.platform !== 'linux')('servers taking turns', () => {
  */
 describe.skipIf(process.platform !== 'linux')('a benchmark whose shell exits while a server is stopped', () => {
   it('survives, and so does the stopped server', async () => {
-    const { execFileSync, spawn } = await import('node:child_process');
+    const { spawn } = await import('node:child_process');
     const { mkdtempSync, writeFileSync, existsSync, rmSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
-    try {
-      execFileSync('sh', ['-c', 'command -v bash'], { stdio: 'ignore' });
-    } catch {
-      return console.warn('bench-turn-taking: bash missing, orphaned-group case skipped');
-    }
+    if (!hasCommand('bash')) return console.warn('bench-turn-taking: bash missing, orphaned-group case skipped');
     const dir = mkdtempSync(join(tmpdir(), 'turns-'));
     const lib = join(REPO_ROOT, 'dist/bench/lib');
     const script = join(dir, 'bench.mjs');

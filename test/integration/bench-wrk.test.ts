@@ -5,24 +5,15 @@
  * from figures that are not wrk's. .ci/run installs wrk (Debian package); under CI a missing
  * binary fails, elsewhere the test says why it skipped.
  */
-import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { pooledPercentileMs, QUANTILE_GRID } from '../../bench/lib/latency-quantiles.js';
 import { startChild, type Child } from '../../bench/lib/processes.js';
 import { runWrk } from '../../bench/lib/wrk.js';
+import { hasCommand } from '../helpers/commands.js';
 import { REPO_ROOT } from '../helpers/server.js';
 
-function hasWrk(): boolean {
-  try {
-    execFileSync('sh', ['-c', 'command -v wrk'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const WRK = hasWrk();
+const WRK = hasCommand('wrk');
 if (!WRK && process.env.CI) throw new Error('wrk is not installed (apt-get install -y wrk): .ci/run installs it');
 if (!WRK) console.warn('bench-wrk: skipped, wrk is not installed (apt-get install -y wrk)');
 

@@ -10,17 +10,9 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { gcFlagsFor, ONE_CPU_GC_FLAGS } from '../../src/gc-helpers.js';
+import { hasCommand } from '../helpers/commands.js';
 
 const MODULE = fileURLToPath(new URL('../../dist/src/gc-helpers.js', import.meta.url));
-
-function hasTaskset(): boolean {
-  try {
-    execFileSync('sh', ['-c', 'command -v taskset'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Context switches of the process's other threads over the workload, and the flags it set. */
 function helperSwitches(setting: boolean, cpus: string): { set: string[]; switches: number } {
@@ -55,7 +47,7 @@ describe('gcFlagsFor', () => {
   });
 });
 
-const TASKSET = hasTaskset() && process.platform === 'linux';
+const TASKSET = hasCommand('taskset') && process.platform === 'linux';
 if (!TASKSET) console.warn('gc-helpers: the one-CPU runs skipped (needs Linux and taskset)');
 
 describe.skipIf(!TASKSET)('keepScavengesOnOneCpu', () => {
