@@ -30,7 +30,7 @@ export const LAYERS = [
   // the parsers it needs, the metrics registry.
   {
     name: 'platform',
-    paths: ['errors.ts', 'log.ts', 'startup-error.ts', 'front-turns.ts', 'detach-protector.ts', 'heap-growth.ts', 'data', 'process-guard.ts', 'fast-prototypes.ts', 'store', 'config.ts', 'cluster/cluster-config.ts', 'http/api-keys.ts', 'http/rate-limit.ts', 'metrics/registry.ts', 'metrics/request-metrics.ts'],
+    paths: ['errors.ts', 'log.ts', 'startup-error.ts', 'front-turns.ts', 'detach-protector.ts', 'heap-growth.ts', 'gc-helpers.ts', 'data', 'process-guard.ts', 'fast-prototypes.ts', 'store', 'config.ts', 'cluster/cluster-config.ts', 'http/api-keys.ts', 'http/rate-limit.ts', 'metrics/registry.ts', 'metrics/request-metrics.ts'],
   },
   // The front thread's model: tenants and their rules, routing (trie, decide, outcome,
   // classify), request schemas, override records, webhook event names and address checks.
