@@ -34,7 +34,7 @@ import { DIST, startChild, type Child } from './lib/processes.js';
 import { apiKeysFor, hotPathRequests, type BenchRequest } from './lib/requests.js';
 import { median } from './lib/scenario-metrics.js';
 import { seed } from './lib/seed.js';
-import { stopChildrenOnSignals } from './lib/turn-taking.js';
+import { stopChildrenOnSignals, wakeAndStop } from './lib/turn-taking.js';
 import { pinSelf, requireWrk, runWrk } from './lib/wrk.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
@@ -151,8 +151,7 @@ async function main(): Promise<void> {
       });
     }
   } finally {
-    for (const svc of services) svc.proc.kill('SIGCONT');
-    await Promise.all(services.map((s) => s.stop()));
+    await wakeAndStop(services);
     rmSync(work, { recursive: true, force: true });
   }
   console.log(`\nServer CPU per request and p99 (a round's: the median of its slices'), this build (${RULES} rules) over the other (${OTHER_RULES} rules); 1 s slices, alternated, the idle service stopped:`);

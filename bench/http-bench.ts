@@ -72,7 +72,7 @@ import { median } from './lib/scenario-metrics.js';
 import { GENERATOR_BOUND_CORE, SLOW_CEILING_FACTOR, sameRunRatios, sizeRatios } from './lib/same-run.js';
 import { scrapeEverySecond } from './lib/scrape-loop.js';
 import { ruleSet, seed } from './lib/seed.js';
-import { stopChildrenOnSignals, TurnTaking } from './lib/turn-taking.js';
+import { stopChildrenOnSignals, TurnTaking, wakeAndStop } from './lib/turn-taking.js';
 import { HAVE_TASKSET, pinSelf, requireWrk, runWrk, type WrkResult } from './lib/wrk.js';
 import { pooledPercentileMs } from './lib/latency-quantiles.js';
 
@@ -460,7 +460,6 @@ async function calibrate(): Promise<void> {
 
 (flags.calibrate ? calibrate() : main()).catch(async (e) => {
   console.error(e);
-  turns.releaseAll();
-  await Promise.all([...live].map((c) => c.stop()));
+  await wakeAndStop(live);
   process.exit(1);
 });

@@ -33,7 +33,7 @@ import { join, resolve } from 'node:path';
 import { parseCli } from './lib/cli.js';
 import { table } from './lib/load.js';
 import { startChild, type Child, DIST } from './lib/processes.js';
-import { stopChildrenOnSignals } from './lib/turn-taking.js';
+import { stopChildrenOnSignals, wakeAndStop } from './lib/turn-taking.js';
 import { apiKeysFor, outcomeRequests, routeRequests, sampleRules } from './lib/requests.js';
 import { median } from './lib/scenario-metrics.js';
 import { scrapeEverySecond } from './lib/scrape-loop.js';
@@ -125,7 +125,7 @@ async function main(): Promise<void> {
   const outReqs = outcomeRequests(flags['outcomes-routed-only'] === true ? sampleRules(rules) : rules, TENANTS);
   const probe = join(DIST, 'bench/lib/front-probe.js');
   const services: Service[] = [];
-  const stop = () => Promise.all(services.map((s) => (s.child.proc.kill('SIGCONT'), s.child.stop())));
+  const stop = () => wakeAndStop(services.map((s) => s.child));
   stopChildrenOnSignals(() => services.map((s) => s.child)); // stopped between turns, in process groups of their own
   try {
     for (const [build, dist] of builds) {

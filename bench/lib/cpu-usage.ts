@@ -20,6 +20,11 @@ function statFields(pid: number): string[] | null {
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
+/** The process's state letter (field 3: R running, S sleeping, T stopped…); null if it is gone. */
+export function processState(pid: number): string | null {
+  return statFields(pid)?.[0] ?? null;
+}
+
 /** utime + stime (+ cutime + cstime when `withChildren`) of one process, in seconds; null if gone. */
 export function processCpuS(pid: number, withChildren = false): number | null {
   const f = statFields(pid);

@@ -23,8 +23,8 @@
  * ownProcessGroup says why), so the benchmark stops them itself on a signal
  * (stopChildrenOnSignals).
  */
-import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { processState } from './cpu-usage.js';
 import type { Child } from './processes.js';
 
 /** How long a woken server is left to catch up before its slice starts (ms). */
@@ -69,14 +69,17 @@ export class TurnTaking {
   }
 }
 
-/** Whether the kernel shows `c` stopped ("T" in /proc/<pid>/stat; true where /proc cannot tell, or once it has exited). */
+/** Whether the kernel shows `c` stopped (true once it has exited: there is nothing to wait for). */
 function isStopped(c: Child): boolean {
-  try {
-    const stat = readFileSync(`/proc/${c.proc.pid}/stat`, 'utf8');
-    return stat.charAt(stat.lastIndexOf(')') + 2) === 'T';
-  } catch {
-    return true;
-  }
+  const state = processState(c.proc.pid!);
+  return state === null || state === 'T';
+}
+
+/** Wakes every child (a stopped process acts on SIGTERM only once woken) and stops it for good. */
+export async function wakeAndStop(children: Iterable<Child>): Promise<void> {
+  const all = [...children];
+  for (const c of all) c.proc.kill('SIGCONT');
+  await Promise.all(all.map((c) => c.stop()));
 }
 
 const SIGNALS = { SIGINT: 2, SIGTERM: 15, SIGHUP: 1 } as const;
@@ -88,10 +91,6 @@ const SIGNALS = { SIGINT: 2, SIGTERM: 15, SIGHUP: 1 } as const;
  */
 export function stopChildrenOnSignals(children: () => Iterable<Child>): void {
   for (const [name, n] of Object.entries(SIGNALS)) {
-    process.once(name, () => {
-      const all = [...children()];
-      for (const c of all) c.proc.kill('SIGCONT');
-      void Promise.all(all.map((c) => c.stop())).finally(() => process.exit(128 + n));
-    });
+    process.once(name, () => void wakeAndStop(children()).finally(() => process.exit(128 + n)));
   }
 }

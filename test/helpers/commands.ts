@@ -1,4 +1,4 @@
-/** Whether a program is on the PATH (tests that drive wrk, taskset or bash skip, or fail under CI, without it). */
+/** Whether a program is on the PATH (tests that drive wrk or taskset skip without it, or fail under CI). */
 import { execFileSync } from 'node:child_process';
 
 export function hasCommand(name: string): boolean {

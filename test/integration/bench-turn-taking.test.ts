@@ -3,19 +3,18 @@
  * real bare uWS servers, their state read from /proc. If a slice ran beside an idle service
  * again, the ceiling would lose its throughput to it and flatter every ratio.
  */
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { processState } from '../../bench/lib/cpu-usage.js';
 import { startChild, type Child } from '../../bench/lib/processes.js';
 import { TurnTaking } from '../../bench/lib/turn-taking.js';
-import { hasCommand } from '../helpers/commands.js';
 import { REPO_ROOT } from '../helpers/server.js';
 
 /** The process's state letter from /proc (T: stopped). */
-function state(c: Child): string {
-  const stat = readFileSync(`/proc/${c.proc.pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-}
+const state = (c: Child): string | null => processState(c.proc.pid!);
 
 async function answers(c: Child): Promise<boolean> {
   try {
@@ -34,7 +33,7 @@ afterAll(async () => {
   await Promise.all(children.map((c) => c.stop()));
 });
 
-describe.skipIf(process.platform !== 'linux')('servers taking turns', () => {
+describe('servers taking turns', () => {
   it('runs only the server measured, wakes it a settle time before its slice, and wakes every one before they are stopped', async () => {
     const bare = join(REPO_ROOT, 'dist/bench/bare-uws.js');
     const [a, b, c] = await Promise.all([0, 1, 2].map(() => startChild(bare, { BARE_BODY: '{}' }, 30_000)));
@@ -76,12 +75,8 @@ describe.skipIf(process.platform !== 'linux')('servers taking turns', () => {
  * a job of another (a process group of its own, in this session) stops one server; its shell
  * exits, and the script must still be there to wake the server and be answered.
  */
-describe.skipIf(process.platform !== 'linux')('a benchmark whose shell exits while a server is stopped', () => {
+describe('a benchmark whose shell exits while a server is stopped', () => {
   it('survives, and so does the stopped server', async () => {
-    const { spawn } = await import('node:child_process');
-    const { mkdtempSync, writeFileSync, existsSync, rmSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    if (!hasCommand('bash')) return console.warn('bench-turn-taking: bash missing, orphaned-group case skipped');
     const dir = mkdtempSync(join(tmpdir(), 'turns-'));
     const lib = join(REPO_ROOT, 'dist/bench/lib');
     const script = join(dir, 'bench.mjs');

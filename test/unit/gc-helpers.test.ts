@@ -47,8 +47,9 @@ describe('gcFlagsFor', () => {
   });
 });
 
-const TASKSET = hasCommand('taskset') && process.platform === 'linux';
-if (!TASKSET) console.warn('gc-helpers: the one-CPU runs skipped (needs Linux and taskset)');
+const TASKSET = hasCommand('taskset');
+if (!TASKSET && process.env.CI) throw new Error('taskset is not installed (Debian package util-linux)');
+if (!TASKSET) console.warn('gc-helpers: the one-CPU runs skipped, taskset is not installed (util-linux)');
 
 describe.skipIf(!TASKSET)('keepScavengesOnOneCpu', () => {
   it('on one CPU, collects young garbage without waking the helper threads; the control run wakes them', () => {
