@@ -240,10 +240,12 @@ describe('a window read while another thread writes it', () => {
     const { REPO_ROOT } = await import('../helpers/server.js');
     const sab = new SharedArrayBuffer(windowSegmentBytes());
     const seg = windowSegmentViews(sab);
-    // [w] outcomes written to window w, [CURRENT] the window being written, [STOP] 1 to stop, 2 when done
+    // [w] outcomes written to window w, [CURRENT] the window being written, [STOP] 1 to stop, 2
+    // when done, [SEEN_COMPACT] w + 1 once the reader has read window w while still compact.
     const CURRENT = 128;
     const STOP = 129;
-    const shared = new Int32Array(new SharedArrayBuffer(4 * 130));
+    const SEEN_COMPACT = 130;
+    const shared = new Int32Array(new SharedArrayBuffer(4 * 131));
     const perWindow = 3 * RING_EVENTS;
     const writer = new Worker(
       `const { workerData } = require('node:worker_threads');
@@ -252,12 +254,18 @@ describe('a window read while another thread writes it', () => {
          const { windowSegmentViews } = await import(workerData.layout);
          const seg = windowSegmentViews(workerData.sab);
          const shared = new Int32Array(workerData.shared);
-         // Each window in turn: compact, promoted at its 65th outcome, then dense.
+         // Each window in turn: compact, promoted at its 65th outcome, then dense. Halfway through
+         // the compact part the writer waits (up to 50 ms) for the reader to have read the window
+         // compact: a compact part lasts ~0.1 ms, which a reader descheduled on a busy machine missed
+         // for all 128 windows.
          for (let w = 0; w < 128 && Atomics.load(shared, 129) === 0; w++) {
            Atomics.store(shared, 128, w);
            for (let i = 0; i < workerData.perWindow; i++) {
              recordOutcome(seg, w, workerData.now, i % 3, 50 + i);
              Atomics.add(shared, w, 1);
+             if (i === 31) {
+               for (const until = Date.now() + 50; Atomics.load(shared, 130) <= w && Date.now() < until; ) Atomics.wait(shared, 130, Atomics.load(shared, 130), 1);
+             }
              for (let k = 0; k < 200; k++) Math.sqrt(k);
            }
            Atomics.wait(shared, 129, 0, 1);
@@ -291,7 +299,13 @@ describe('a window read while another thread writes it', () => {
       const total = c.success + c.decline + c.tech;
       reads++;
       if (dense) sawDense++;
-      else if (total > 0) sawCompact++;
+      else if (total > 0) {
+        sawCompact++;
+        if (Atomics.load(shared, SEEN_COMPACT) <= w) {
+          Atomics.store(shared, SEEN_COMPACT, w + 1);
+          Atomics.notify(shared, SEEN_COMPACT);
+        }
+      }
       // The writer counts an outcome just after recording it: a read may see one more than `after`.
       if (total < before || total > after + 1) wrong++;
       await Promise.resolve();
