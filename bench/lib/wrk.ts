@@ -39,7 +39,8 @@ export interface WrkResult {
   wrapperPid: number;
 }
 
-function has(cmd: string): boolean {
+/** Whether a program is on the PATH (the benchmarks and the tests that drive wrk ask it). */
+export function hasCommand(cmd: string): boolean {
   try {
     execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
     return true;
@@ -48,10 +49,10 @@ function has(cmd: string): boolean {
   }
 }
 
-export const HAVE_TASKSET = has('taskset');
+export const HAVE_TASKSET = hasCommand('taskset');
 
 export function requireWrk(): void {
-  if (!has('wrk')) {
+  if (!hasCommand('wrk')) {
     throw new Error('wrk is not installed: `apt-get install -y wrk` (Debian/Ubuntu) or `brew install wrk` (macOS)');
   }
 }

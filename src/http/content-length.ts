@@ -13,9 +13,9 @@
  * One pass over the headers with a module-level visitor (no closure per request), before any
  * answer on every path and for every method (router.ts): uWS reads a body by Content-Length
  * whatever the method, and a 404 or 405 answered first was followed by the smuggled request.
- * The pass also keeps the first Content-Length and X-API-Key
- * values (what getHeader would return) for the hot path, which then needs no getHeader call:
- * the pass has turned every header into strings already.
+ * The pass also keeps the first Content-Length and X-API-Key values (what getHeader would
+ * return) for the hot path, which then needs no getHeader call: the pass has turned every
+ * header into strings already.
  */
 import type { HttpRequest } from '@trufflesuite/uws-js-unofficial';
 

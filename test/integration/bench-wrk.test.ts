@@ -9,8 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { pooledPercentileMs, QUANTILE_GRID } from '../../bench/lib/latency-quantiles.js';
 import { startChild, type Child } from '../../bench/lib/processes.js';
-import { runWrk } from '../../bench/lib/wrk.js';
-import { hasCommand } from '../helpers/commands.js';
+import { hasCommand, runWrk } from '../../bench/lib/wrk.js';
 import { REPO_ROOT } from '../helpers/server.js';
 
 const WRK = hasCommand('wrk');
