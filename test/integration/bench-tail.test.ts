@@ -1,0 +1,81 @@
+/**
+ * `npm run bench:tail` (bench/tail-at-cost.ts) and the slowed ceiling it compares the route
+ * with: bare uWS given BARE_SPIN_US must spend that CPU on every request and still answer the
+ * ceiling's body (else "bare + N µs" would not be a server at the route's cost), and the tool
+ * must report the route, bare and each slowed bare from real runs. wrk is required under CI
+ * (.ci/run installs it); elsewhere the end-to-end case says why it skipped.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { processCpuS } from '../../bench/lib/cpu-usage.js';
+import { startChild, type Child } from '../../bench/lib/processes.js';
+import { hasCommand } from '../../bench/lib/wrk.js';
+import { REPO_ROOT } from '../helpers/server.js';
+
+const WRK = hasCommand('wrk');
+if (!WRK && process.env.CI) throw new Error('wrk is not installed (apt-get install -y wrk): .ci/run installs it');
+if (!WRK) console.warn('bench-tail: the end-to-end case is skipped, wrk is not installed (apt-get install -y wrk)');
+
+const BODY = '{"processor_id":"p1","weight":0.9}';
+const children: Child[] = [];
+afterAll(async () => {
+  await Promise.all(children.map((c) => c.stop()));
+});
+
+/** CPU seconds the server used to answer `n` requests one after another, each checked. */
+async function cpuForRequests(server: Child, n: number): Promise<number> {
+  const before = processCpuS(server.proc.pid!)!;
+  for (let i = 0; i < n; i++) {
+    const r = await fetch(server.url + '/v1/route', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"amount":42}' });
+    expect(r.status).toBe(200);
+    expect(await r.text()).toBe(BODY);
+  }
+  return processCpuS(server.proc.pid!)! - before;
+}
+
+describe('the slowed ceiling (BARE_SPIN_US)', () => {
+  it('spends the given CPU on each request and answers as the ceiling does', async () => {
+    const bare = await startChild(join(REPO_ROOT, 'dist/bench/bare-uws.js'), { BARE_BODY: BODY }, 30_000);
+    const slowed = await startChild(join(REPO_ROOT, 'dist/bench/bare-uws.js'), { BARE_BODY: BODY, BARE_SPIN_US: '1000' }, 30_000);
+    children.push(bare, slowed);
+    const n = 100;
+    const slowedCpu = await cpuForRequests(slowed, n);
+    const bareCpu = await cpuForRequests(bare, n);
+    // 100 requests × 1 ms of busy CPU; the ceiling itself takes a small part of that.
+    expect(slowedCpu).toBeGreaterThanOrEqual(n * 0.001 * 0.95);
+    expect(bareCpu).toBeLessThan(slowedCpu / 2);
+  });
+});
+
+describe.skipIf(!WRK)('npm run bench:tail', () => {
+  it('reports the route, bare uWS and each slowed bare from their runs', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [join(REPO_ROOT, 'dist/bench/tail-at-cost.js')], {
+      env: { ...process.env, BENCH_TAIL_SLICES: '1', BENCH_TAIL_SPIN_US: '300', BENCH_PROFILE_RULES: '10', BENCH_TENANTS: '2' },
+      timeout: 120_000,
+    });
+    const file = /results: (.+\.json)/.exec(stdout)?.[1];
+    expect(file, stdout).toBeDefined();
+    try {
+      const { rows, settings } = JSON.parse(readFileSync(file!, 'utf8')) as { rows: Record<string, number | string>[]; settings: { spinsUs: number[] } };
+      expect(settings.spinsUs).toEqual([300]);
+      expect(rows.map((r) => r.server)).toEqual(['route', 'bare', 'bare + 300 µs']);
+      const [route, bare, slowed] = rows;
+      for (const r of rows) {
+        expect(r['req/s']).toBeGreaterThan(0);
+        expect(r['p50 ms']).toBeGreaterThan(0);
+        expect(r['p99 ms']).toBeGreaterThanOrEqual(r['p50 ms'] as number);
+      }
+      expect(bare['CPU / bare']).toBe(1);
+      expect(bare['p99 / bare p99']).toBe(1);
+      // 300 µs of spin a request: ~300 µs more CPU than bare's, and at most ~1/0.3 ms answers a second.
+      expect(slowed['µs/req'] as number).toBeGreaterThan((bare['µs/req'] as number) + 250);
+      expect(slowed['req/s'] as number).toBeLessThan(3500);
+      expect(route['µs/req'] as number).toBeGreaterThan(0);
+    } finally {
+      rmSync(file!, { force: true });
+    }
+  }, 150_000);
+});
