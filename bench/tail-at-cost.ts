@@ -5,6 +5,9 @@
  * of the service's code, collections or timers) take 1 s turns under the same wrk load, pinned
  * like `npm run bench` (wrk on core 0, the servers on core 1, each slice with the others
  * stopped). Each server's slices are pooled: its CPU per request and its percentiles.
+ * As in `npm run bench`, the service also takes outcome turns (its own row), so that its 5 s
+ * evaluation cycles have windows to evaluate during the route's turns; BENCH_TAIL_OUTCOMES=0
+ * leaves them out (routes only: the cycles find nothing to do).
  *
  * Why (issue 20's thirty-third pass): with 64 connections in a closed loop, a server slower
  * than the generator is the bottleneck; its answers then wait their turn behind the requests
@@ -12,7 +15,7 @@
  * while the ceiling, as fast as wrk, answers as soon as a request lands. If a slowed bare
  * server at the route's CPU per request has the route's p99, the route's tail is its cost per
  * request, not its pauses.
- *   BENCH_TAIL_SPIN_US (2,4,6), BENCH_TAIL_SLICES (8), BENCH_PROFILE_RULES (1000),
+ *   BENCH_TAIL_SPIN_US (2,4,6), BENCH_TAIL_SLICES (8), BENCH_TAIL_OUTCOMES (1), BENCH_PROFILE_RULES (1000),
  *   BENCH_TENANTS (5), BENCH_SERVER_CPU (1), BENCH_GENERATOR_CPU (0)
  */
 import './lib/quiet-gc.js'; // first: restarts this process with the memory reducer off (see there)
@@ -20,18 +23,34 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseCli } from './lib/cli.js';
 import { processCpuS } from './lib/cpu-usage.js';
 import { pooledPercentileMs, type LatencyQuantiles } from './lib/latency-quantiles.js';
 import { table } from './lib/load.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
-import { apiKeysFor, routeRequests, sampleRules } from './lib/requests.js';
+import { apiKeysFor, hotPathRequests, type BenchRequest } from './lib/requests.js';
 import { seed } from './lib/seed.js';
 import { stopChildrenOnSignals, TurnTaking, wakeAndStop } from './lib/turn-taking.js';
 import { pinSelf, requireWrk, runWrk } from './lib/wrk.js';
 
+parseCli({
+  usage: 'npm run bench:tail',
+  summary:
+    "The route's latency beside bare uWS and bare uWS slowed by busy CPU a request, by turns under the same wrk load " +
+    '(wrk pinned to one core, the servers to the other): CPU per request, req/s, p50 / p90 / p99 / p99.9 and p99 over bare\'s, ' +
+    "for each. Whether the route's tail is its own or what any server at its cost shows. Table on the terminal, JSON under " +
+    'bench/results/. Needs wrk (apt-get install -y wrk); about a minute.',
+  options: {},
+  help: {},
+  notes:
+    'Environment: BENCH_TAIL_SPIN_US (2,4,6: µs of busy CPU per request for each slowed bare server), BENCH_TAIL_SLICES (8), ' +
+    'BENCH_TAIL_OUTCOMES (1; 0: no outcome turns), BENCH_PROFILE_RULES (1000), BENCH_TENANTS (5), BENCH_SERVER_CPU (1), BENCH_GENERATOR_CPU (0).',
+});
+
 const env = process.env;
 const SPINS_US = (env.BENCH_TAIL_SPIN_US ?? '2,4,6').split(',').map(Number);
 const SLICES = Number(env.BENCH_TAIL_SLICES ?? 8);
+const OUTCOMES = env.BENCH_TAIL_OUTCOMES !== '0';
 const RULES = Number(env.BENCH_PROFILE_RULES ?? 1000);
 const TENANTS = Number(env.BENCH_TENANTS ?? 5);
 const SERVER_CPU = env.BENCH_SERVER_CPU ?? '1';
@@ -40,9 +59,11 @@ const CONNECTIONS = 64;
 const PERCENTILES = [50, 90, 99, 99.9] as const;
 const RESULTS = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 
+/** One row: a server and what it is sent (the service has two, route and outcome). */
 interface Server {
   name: string;
   child: Child;
+  reqs: readonly BenchRequest[];
   requests: number;
   seconds: number;
   cpuS: number;
@@ -59,24 +80,25 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'prbench-'));
   const servers: Server[] = [];
   const turns = new TurnTaking();
-  stopChildrenOnSignals(() => servers.map((s) => s.child));
-  const add = (name: string, child: Child) => servers.push({ name, child, requests: 0, seconds: 0, cpuS: 0, latencies: [] });
+  stopChildrenOnSignals(() => new Set(servers.map((s) => s.child)));
+  const add = (name: string, child: Child, reqs: readonly BenchRequest[]) => servers.push({ name, child, reqs, requests: 0, seconds: 0, cpuS: 0, latencies: [] });
   try {
     const { tenants, rules } = await seed(dir, { rules: RULES, tenants: Math.min(TENANTS, RULES) });
-    const reqs = routeRequests(sampleRules(rules), tenants.length);
+    const { route: reqs, outcome } = hotPathRequests(rules, tenants.length);
     const svcEnv = { SERVICE_DATA_DIR: dir, SERVICE_API_KEYS: apiKeysFor(tenants), SERVICE_RATE_LIMIT_RPS: '0' };
     const svc = await startChild(join(DIST, 'src/main.js'), svcEnv, 300_000, { cpus: SERVER_CPU, ownProcessGroup: true });
-    add('route', svc);
+    add('route', svc, reqs);
+    if (OUTCOMES) add('outcome', svc, outcome);
     const probe = await fetch(svc.url + '/v1/route', { method: 'POST', headers: { 'content-type': 'application/json', ...reqs[0].headers }, body: reqs[0].body });
     const sampleBody = await probe.text();
     if (probe.status !== 200) throw new Error(`route probe failed: ${probe.status} ${sampleBody}`);
     const bare = (spinUs: number) => startChild(join(DIST, 'bench/bare-uws.js'), { BARE_BODY: sampleBody, BARE_SPIN_US: String(spinUs) }, 30_000, { cpus: SERVER_CPU, ownProcessGroup: true });
-    add('bare', await bare(0));
-    for (const s of SPINS_US) add(`bare + ${s} µs`, await bare(s));
-    const all = servers.map((s) => s.child);
+    add('bare', await bare(0), reqs);
+    for (const s of SPINS_US) add(`bare + ${s} µs`, await bare(s), reqs);
+    const all = [...new Set(servers.map((s) => s.child))];
     for (const s of servers) {
       await turns.only(s.child, all);
-      await runWrk({ url: s.child.url, requests: reqs, durationS: 2, connections: CONNECTIONS, cpus: GENERATOR_CPU }); // JIT, connections; not counted
+      await runWrk({ url: s.child.url, requests: s.reqs, durationS: 2, connections: CONNECTIONS, cpus: GENERATOR_CPU }); // JIT, connections; not counted
     }
     for (let i = 0; i < SLICES; i++) {
       // Each round in the other order from the one before: a drift of the host's speed falls on all alike.
@@ -85,7 +107,7 @@ async function main(): Promise<void> {
         await turns.only(s.child, all);
         const pid = s.child.proc.pid!;
         const c0 = processCpuS(pid) ?? NaN;
-        const w = await runWrk({ url: s.child.url, requests: reqs, durationS: 1, connections: CONNECTIONS, cpus: GENERATOR_CPU });
+        const w = await runWrk({ url: s.child.url, requests: s.reqs, durationS: 1, connections: CONNECTIONS, cpus: GENERATOR_CPU });
         if (w.errors > 0 || w.non2xx > 0) throw new Error(`${s.name}: ${w.non2xx} non-2xx answers, ${w.errors} socket errors`);
         s.cpuS += (processCpuS(pid) ?? NaN) - c0;
         s.requests += w.requests;
@@ -94,7 +116,7 @@ async function main(): Promise<void> {
       }
     }
   } finally {
-    await wakeAndStop(servers.map((s) => s.child));
+    await wakeAndStop(new Set(servers.map((s) => s.child)));
     rmSync(dir, { recursive: true, force: true });
   }
   const base = servers.find((s) => s.name === 'bare')!;
@@ -108,11 +130,11 @@ async function main(): Promise<void> {
     ...Object.fromEntries(PERCENTILES.map((q) => [`p${q} ms`, r2(p(s, q))])),
     'p99 / bare p99': r3(p(s, 99) / p(base, 99)),
   }));
-  console.log(`\nRoute (${RULES} rules) against bare uWS and bare uWS slowed by ${SPINS_US.join(', ')} µs a request; ${SLICES} slices of 1 s each, by turns, ${CONNECTIONS} connections:`);
+  console.log(`\nRoute${OUTCOMES ? ' and outcome' : ''} (${RULES} rules) against bare uWS and bare uWS slowed by ${SPINS_US.join(', ')} µs a request; ${SLICES} slices of 1 s each, by turns, ${CONNECTIONS} connections:`);
   console.log(table(rows));
   mkdirSync(RESULTS, { recursive: true });
   const file = join(RESULTS, `tail-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), settings: { rules: RULES, tenants: TENANTS, spinsUs: SPINS_US, slices: SLICES, connections: CONNECTIONS, serverCpu: SERVER_CPU, generatorCpu: GENERATOR_CPU }, rows }, null, 2));
+  writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), settings: { rules: RULES, tenants: TENANTS, spinsUs: SPINS_US, slices: SLICES, outcomes: OUTCOMES, connections: CONNECTIONS, serverCpu: SERVER_CPU, generatorCpu: GENERATOR_CPU }, rows }, null, 2));
   console.log(`results: ${file}`);
 }
 

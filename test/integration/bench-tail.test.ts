@@ -2,8 +2,8 @@
  * `npm run bench:tail` (bench/tail-at-cost.ts) and the slowed ceiling it compares the route
  * with: bare uWS given BARE_SPIN_US must spend that CPU on every request and still answer the
  * ceiling's body (else "bare + N µs" would not be a server at the route's cost), and the tool
- * must report the route, bare and each slowed bare from real runs. wrk is required under CI
- * (.ci/run installs it); elsewhere the end-to-end case says why it skipped.
+ * must report the route, the outcome, bare and each slowed bare from real runs. wrk is
+ * required under CI (.ci/run installs it); elsewhere the end-to-end case says why it skipped.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
@@ -51,18 +51,18 @@ describe('the slowed ceiling (BARE_SPIN_US)', () => {
 });
 
 describe.skipIf(!WRK)('npm run bench:tail', () => {
-  it('reports the route, bare uWS and each slowed bare from their runs', async () => {
+  it('reports the route, the outcome, bare uWS and each slowed bare from their runs', async () => {
     const { stdout } = await promisify(execFile)(process.execPath, [join(REPO_ROOT, 'dist/bench/tail-at-cost.js')], {
-      env: { ...process.env, BENCH_TAIL_SLICES: '1', BENCH_TAIL_SPIN_US: '300', BENCH_PROFILE_RULES: '10', BENCH_TENANTS: '2' },
+      env: { ...process.env, BENCH_TAIL_SLICES: '1', BENCH_TAIL_SPIN_US: '300', BENCH_TAIL_OUTCOMES: '1', BENCH_PROFILE_RULES: '10', BENCH_TENANTS: '2' },
       timeout: 120_000,
     });
     const file = /results: (.+\.json)/.exec(stdout)?.[1];
     expect(file, stdout).toBeDefined();
     try {
-      const { rows, settings } = JSON.parse(readFileSync(file!, 'utf8')) as { rows: Record<string, number | string>[]; settings: { spinsUs: number[] } };
-      expect(settings.spinsUs).toEqual([300]);
-      expect(rows.map((r) => r.server)).toEqual(['route', 'bare', 'bare + 300 µs']);
-      const [route, bare, slowed] = rows;
+      const { rows, settings } = JSON.parse(readFileSync(file!, 'utf8')) as { rows: Record<string, number | string>[]; settings: { spinsUs: number[]; outcomes: boolean } };
+      expect(settings).toMatchObject({ spinsUs: [300], outcomes: true });
+      expect(rows.map((r) => r.server)).toEqual(['route', 'outcome', 'bare', 'bare + 300 µs']);
+      const [route, outcome, bare, slowed] = rows;
       for (const r of rows) {
         expect(r['req/s']).toBeGreaterThan(0);
         expect(r['p50 ms']).toBeGreaterThan(0);
@@ -74,6 +74,7 @@ describe.skipIf(!WRK)('npm run bench:tail', () => {
       expect(slowed['µs/req'] as number).toBeGreaterThan((bare['µs/req'] as number) + 250);
       expect(slowed['req/s'] as number).toBeLessThan(3500);
       expect(route['µs/req'] as number).toBeGreaterThan(0);
+      expect(outcome['µs/req'] as number).toBeGreaterThan(0);
     } finally {
       rmSync(file!, { force: true });
     }
