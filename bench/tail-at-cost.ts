@@ -24,7 +24,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCli } from './lib/cli.js';
-import { processCpuS } from './lib/cpu-usage.js';
+import { processCpuS, processKernelCpuS } from './lib/cpu-usage.js';
+import { wakeUps } from './lib/interrupts.js';
 import { pooledPercentileMs, type LatencyQuantiles } from './lib/latency-quantiles.js';
 import { table } from './lib/load.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
@@ -37,9 +38,9 @@ parseCli({
   usage: 'npm run bench:tail',
   summary:
     "The route's latency beside bare uWS and bare uWS slowed by busy CPU a request, by turns under the same wrk load " +
-    '(wrk pinned to one core, the servers to the other): CPU per request, req/s, p50 / p90 / p99 / p99.9 and p99 over bare\'s, ' +
-    "for each. Whether the route's tail is its own or what any server at its cost shows. Table on the terminal, JSON under " +
-    'bench/results/. Needs wrk (apt-get install -y wrk); about a minute.',
+    '(wrk pinned to one core, the servers to the other): for each, CPU per request (and its kernel part), wrk wake-ups per ' +
+    "request, req/s, p50 / p90 / p99 / p99.9 and p99 over bare's. Whether the route's tail is its own or what any server at " +
+    'its cost shows. Table on the terminal, JSON under bench/results/. Needs wrk (apt-get install -y wrk); about a minute.',
   options: {},
   help: {},
   notes:
@@ -67,6 +68,9 @@ interface Server {
   requests: number;
   seconds: number;
   cpuS: number;
+  /** The kernel's part of cpuS, and the wake-up IPIs wrk's core received meanwhile (NaN where unknown). */
+  kernelS: number;
+  wrkWakeUps: number;
   latencies: LatencyQuantiles[];
 }
 
@@ -81,7 +85,7 @@ async function main(): Promise<void> {
   const servers: Server[] = [];
   const turns = new TurnTaking();
   stopChildrenOnSignals(() => new Set(servers.map((s) => s.child)));
-  const add = (name: string, child: Child, reqs: readonly BenchRequest[]) => servers.push({ name, child, reqs, requests: 0, seconds: 0, cpuS: 0, latencies: [] });
+  const add = (name: string, child: Child, reqs: readonly BenchRequest[]) => servers.push({ name, child, reqs, requests: 0, seconds: 0, cpuS: 0, kernelS: 0, wrkWakeUps: 0, latencies: [] });
   try {
     const { tenants, rules } = await seed(dir, { rules: RULES, tenants: Math.min(TENANTS, RULES) });
     const { route: reqs, outcome } = hotPathRequests(rules, tenants.length);
@@ -107,9 +111,13 @@ async function main(): Promise<void> {
         await turns.only(s.child, all);
         const pid = s.child.proc.pid!;
         const c0 = processCpuS(pid) ?? NaN;
+        const k0 = processKernelCpuS(pid) ?? NaN;
+        const w0 = wakeUps(GENERATOR_CPU) ?? NaN;
         const w = await runWrk({ url: s.child.url, requests: s.reqs, durationS: 1, connections: CONNECTIONS, cpus: GENERATOR_CPU });
         if (w.errors > 0 || w.non2xx > 0) throw new Error(`${s.name}: ${w.non2xx} non-2xx answers, ${w.errors} socket errors`);
         s.cpuS += (processCpuS(pid) ?? NaN) - c0;
+        s.kernelS += (processKernelCpuS(pid) ?? NaN) - k0;
+        s.wrkWakeUps += (wakeUps(GENERATOR_CPU) ?? NaN) - w0;
         s.requests += w.requests;
         s.seconds += w.durationS;
         s.latencies.push(w.latency);
@@ -125,6 +133,8 @@ async function main(): Promise<void> {
   const rows = servers.map((s) => ({
     server: s.name,
     'µs/req': r2(us(s)),
+    'of which kernel': r2((s.kernelS / s.requests) * 1e6),
+    'wrk wake-ups/req': r3(s.wrkWakeUps / s.requests),
     'CPU / bare': r3(us(s) / us(base)),
     'req/s': Math.round(s.requests / s.seconds),
     ...Object.fromEntries(PERCENTILES.map((q) => [`p${q} ms`, r2(p(s, q))])),
