@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCli } from './lib/cli.js';
-import { processCpuS, processKernelCpuS } from './lib/cpu-usage.js';
+import { allProcessesCpu, othersCpuS, processCpuS, processKernelCpuS } from './lib/cpu-usage.js';
 import { wakeUps } from './lib/interrupts.js';
 import { pooledPercentileMs, type LatencyQuantiles } from './lib/latency-quantiles.js';
 import { table } from './lib/load.js';
@@ -71,6 +71,8 @@ interface Server {
   /** The kernel's part of cpuS, and the wake-up IPIs wrk's core received meanwhile (NaN where unknown). */
   kernelS: number;
   wrkWakeUps: number;
+  /** CPU every other process used during its turns (a busy neighbour shows here, not as a refused turn). */
+  othersS: number;
   latencies: LatencyQuantiles[];
 }
 
@@ -85,7 +87,7 @@ async function main(): Promise<void> {
   const servers: Server[] = [];
   const turns = new TurnTaking();
   stopChildrenOnSignals(() => new Set(servers.map((s) => s.child)));
-  const add = (name: string, child: Child, reqs: readonly BenchRequest[]) => servers.push({ name, child, reqs, requests: 0, seconds: 0, cpuS: 0, kernelS: 0, wrkWakeUps: 0, latencies: [] });
+  const add = (name: string, child: Child, reqs: readonly BenchRequest[]) => servers.push({ name, child, reqs, requests: 0, seconds: 0, cpuS: 0, kernelS: 0, wrkWakeUps: 0, othersS: 0, latencies: [] });
   try {
     const { tenants, rules } = await seed(dir, { rules: RULES, tenants: Math.min(TENANTS, RULES) });
     const { route: reqs, outcome } = hotPathRequests(rules, tenants.length);
@@ -113,7 +115,9 @@ async function main(): Promise<void> {
         const c0 = processCpuS(pid) ?? NaN;
         const k0 = processKernelCpuS(pid) ?? NaN;
         const w0 = wakeUps(GENERATOR_CPU) ?? NaN;
+        const before = allProcessesCpu();
         const w = await runWrk({ url: s.child.url, requests: s.reqs, durationS: 1, connections: CONNECTIONS, cpus: GENERATOR_CPU });
+        s.othersS += othersCpuS(before, allProcessesCpu(), new Set([process.pid, pid, w.wrapperPid]));
         if (w.errors > 0 || w.non2xx > 0) throw new Error(`${s.name}: ${w.non2xx} non-2xx answers, ${w.errors} socket errors`);
         s.cpuS += (processCpuS(pid) ?? NaN) - c0;
         s.kernelS += (processKernelCpuS(pid) ?? NaN) - k0;
@@ -139,6 +143,7 @@ async function main(): Promise<void> {
     'req/s': Math.round(s.requests / s.seconds),
     ...Object.fromEntries(PERCENTILES.map((q) => [`p${q} ms`, r2(p(s, q))])),
     'p99 / bare p99': r3(p(s, 99) / p(base, 99)),
+    'others cores': r2(s.othersS / s.seconds),
   }));
   console.log(`\nRoute${OUTCOMES ? ' and outcome' : ''} (${RULES} rules) against bare uWS and bare uWS slowed by ${SPINS_US.join(', ')} µs a request; ${SLICES} slices of 1 s each, by turns, ${CONNECTIONS} connections:`);
   console.log(table(rows));

@@ -69,6 +69,7 @@ describe.skipIf(!WRK)('npm run bench:tail', () => {
         expect(r['p99 ms']).toBeGreaterThanOrEqual(r['p50 ms'] as number);
         expect(r['of which kernel']).toBeGreaterThan(0);
         expect(r['of which kernel']).toBeLessThanOrEqual(r['µs/req'] as number);
+        expect(r['others cores']).toBeGreaterThanOrEqual(0);
       }
       expect(bare['CPU / bare']).toBe(1);
       expect(bare['p99 / bare p99']).toBe(1);
