@@ -2,26 +2,25 @@
  * The HTTP benchmark's load generator, end to end: wrk (the real binary) against the compiled
  * bare uWS ceiling, with the Lua hook bench/lib/wrk.ts writes. The run's percentile grid must
  * cover its requests and agree with wrk's own p50 and p99, or `npm run bench` would pool slices
- * from figures that are not wrk's. .ci/run installs wrk (Debian package); under CI a missing
- * binary fails, elsewhere the test says why it skipped.
+ * from figures that are not wrk's. wrk (Debian package) is installed when missing, as .ci/run
+ * does: the test runs or fails, it never skips.
  */
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { pooledPercentileMs, QUANTILE_GRID } from '../../bench/lib/latency-quantiles.js';
 import { startChild, type Child } from '../../bench/lib/processes.js';
-import { hasCommand, runWrk } from '../../bench/lib/wrk.js';
+import { runWrk } from '../../bench/lib/wrk.js';
+import { ensureDebianPackage } from '../helpers/debian-package.js';
 import { REPO_ROOT } from '../helpers/server.js';
 
-const WRK = hasCommand('wrk');
-if (!WRK && process.env.CI) throw new Error('wrk is not installed (apt-get install -y wrk): .ci/run installs it');
-if (!WRK) console.warn('bench-wrk: skipped, wrk is not installed (apt-get install -y wrk)');
+ensureDebianPackage('wrk', 'wrk'); // installed when missing: these cases run or fail, they never skip
 
 let bare: Child | null = null;
 afterAll(async () => {
   await bare?.stop();
 });
 
-describe.skipIf(!WRK)('wrk with the benchmark hook', () => {
+describe('wrk with the benchmark hook', () => {
   it("reports requests, errors and a percentile grid that matches wrk's own p50 and p99", async () => {
     bare = await startChild(join(REPO_ROOT, 'dist/bench/bare-uws.js'), { BARE_BODY: '{"processor_id":"p1"}' }, 30_000);
     const body = JSON.stringify({ country: 'US', currency: 'USD', payment_method: 'card', amount: 42 });
