@@ -63,9 +63,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCli } from './lib/cli.js';
-import { allProcessesCpu, loadAverage1m, othersCpuS, processCpuS, processKernelCpuS, stealS } from './lib/cpu-usage.js';
-import { wakeUps } from './lib/interrupts.js';
+import { loadAverage1m } from './lib/cpu-usage.js';
 import { table } from './lib/load.js';
+import { measuredSlice, type Slice } from './lib/measured-slice.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
 import { apiKeysFor, outcomeRequests, routeRequests, sampleRules, type BenchRequest } from './lib/requests.js';
 import { median } from './lib/scenario-metrics.js';
@@ -73,7 +73,7 @@ import { GENERATOR_BOUND_CORE, SLOW_CEILING_FACTOR, sameRunRatios, sizeRatios } 
 import { scrapeEverySecond } from './lib/scrape-loop.js';
 import { ruleSet, seed } from './lib/seed.js';
 import { stopChildrenOnSignals, TurnTaking, wakeAndStop } from './lib/turn-taking.js';
-import { HAVE_TASKSET, pinSelf, requireWrk, runWrk, type WrkResult } from './lib/wrk.js';
+import { HAVE_TASKSET, pinSelf, requireWrk, runWrk } from './lib/wrk.js';
 import { pooledPercentileMs } from './lib/latency-quantiles.js';
 
 const env = process.env;
@@ -136,16 +136,6 @@ interface Run {
 }
 
 /** One wrk run (a slice of a Run) with the CPU of the server, of every other process and the hypervisor's steal. */
-interface Slice {
-  wrk: WrkResult;
-  serverCpuS: number;
-  serverKernelCpuS: number;
-  /** NaN where /proc/interrupts or a one-CPU generator pinning is missing. */
-  generatorWakeUps: number;
-  othersCpuS: number;
-  stealS: number;
-}
-
 /** Children still running, stopped if the benchmark fails half-way. */
 const live = new Set<Child>();
 /** Each slice runs with every other child stopped (lib/turn-taking.ts says why). */
@@ -170,27 +160,7 @@ const r3 = (x: number) => Math.round(x * 1000) / 1000;
 /** One wrk run against `server`, with its CPU and everybody else's accounted. */
 async function slice(target: Run['target'], server: Child, url: string, reqs: readonly BenchRequest[], durationS: number): Promise<Slice> {
   await turns.only(server, live);
-  const pid = server.proc.pid!;
-  const serverBefore = processCpuS(pid) ?? NaN;
-  const kernelBefore = processKernelCpuS(pid) ?? NaN;
-  const wakeUpsBefore = wakeUps(GENERATOR_CPU) ?? NaN;
-  const before = allProcessesCpu();
-  const stealBefore = stealS();
-  const w = await runWrk({ url, requests: reqs, durationS, connections: CONNECTIONS, cpus: GENERATOR_CPU });
-  const stealAfter = stealS();
-  const after = allProcessesCpu();
-  const serverCpuS = (processCpuS(pid) ?? NaN) - serverBefore;
-  const serverKernelCpuS = (processKernelCpuS(pid) ?? NaN) - kernelBefore;
-  const generatorWakeUps = (wakeUps(GENERATOR_CPU) ?? NaN) - wakeUpsBefore;
-  if (w.errors > 0 || w.non2xx > 0) throw new Error(`${target} run: ${w.non2xx} non-2xx answers, ${w.errors} socket errors`);
-  return {
-    wrk: w,
-    serverCpuS,
-    serverKernelCpuS,
-    generatorWakeUps,
-    othersCpuS: othersCpuS(before, after, new Set([process.pid, pid, w.wrapperPid])),
-    stealS: stealBefore === null || stealAfter === null ? 0 : stealAfter - stealBefore,
-  };
+  return measuredSlice({ label: target, pid: server.proc.pid!, url, requests: reqs, durationS, connections: CONNECTIONS, generatorCpu: GENERATOR_CPU });
 }
 
 /** Slices of one target pooled into a run: sums over their time, percentiles over all their requests. */

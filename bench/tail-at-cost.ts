@@ -24,10 +24,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCli } from './lib/cli.js';
-import { allProcessesCpu, othersCpuS, processCpuS, processKernelCpuS } from './lib/cpu-usage.js';
-import { wakeUps } from './lib/interrupts.js';
 import { pooledPercentileMs, type LatencyQuantiles } from './lib/latency-quantiles.js';
 import { table } from './lib/load.js';
+import { measuredSlice } from './lib/measured-slice.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
 import { apiKeysFor, hotPathRequests, type BenchRequest } from './lib/requests.js';
 import { seed } from './lib/seed.js';
@@ -111,20 +110,14 @@ async function main(): Promise<void> {
       const order = i % 2 === 0 ? servers : [...servers].reverse();
       for (const s of order) {
         await turns.only(s.child, all);
-        const pid = s.child.proc.pid!;
-        const c0 = processCpuS(pid) ?? NaN;
-        const k0 = processKernelCpuS(pid) ?? NaN;
-        const w0 = wakeUps(GENERATOR_CPU) ?? NaN;
-        const before = allProcessesCpu();
-        const w = await runWrk({ url: s.child.url, requests: s.reqs, durationS: 1, connections: CONNECTIONS, cpus: GENERATOR_CPU });
-        s.othersS += othersCpuS(before, allProcessesCpu(), new Set([process.pid, pid, w.wrapperPid]));
-        if (w.errors > 0 || w.non2xx > 0) throw new Error(`${s.name}: ${w.non2xx} non-2xx answers, ${w.errors} socket errors`);
-        s.cpuS += (processCpuS(pid) ?? NaN) - c0;
-        s.kernelS += (processKernelCpuS(pid) ?? NaN) - k0;
-        s.wrkWakeUps += (wakeUps(GENERATOR_CPU) ?? NaN) - w0;
-        s.requests += w.requests;
-        s.seconds += w.durationS;
-        s.latencies.push(w.latency);
+        const m = await measuredSlice({ label: s.name, pid: s.child.proc.pid!, url: s.child.url, requests: s.reqs, durationS: 1, connections: CONNECTIONS, generatorCpu: GENERATOR_CPU });
+        s.cpuS += m.serverCpuS;
+        s.kernelS += m.serverKernelCpuS;
+        s.wrkWakeUps += m.generatorWakeUps;
+        s.othersS += m.othersCpuS;
+        s.requests += m.wrk.requests;
+        s.seconds += m.wrk.durationS;
+        s.latencies.push(m.wrk.latency);
       }
     }
   } finally {
