@@ -1,5 +1,5 @@
 /**
- * `node dist/bench/compare-builds.js <other dist/src/main.js>`: server CPU per request of this
+ * `npm run bench:compare -- <other dist/src/main.js>`: server CPU per request of this
  * build against another build of the service (e.g. a copy of dist/ from before a change), on
  * the same seeded data (a copy each: a data directory has one owner), pinned like `npm run
  * bench`. CPU per request of two builds measured side by side is the comparison that survives
@@ -25,7 +25,7 @@
  * each): a merchant with more usual tuples than a trie's first memo holds.
  */
 import './lib/quiet-gc.js'; // first: restarts this process with the memory reducer off (see there)
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { processCpuS } from './lib/cpu-usage.js';
@@ -36,6 +36,7 @@ import { median } from './lib/scenario-metrics.js';
 import { seed } from './lib/seed.js';
 import { stopChildrenOnSignals, wakeAndStop } from './lib/turn-taking.js';
 import { pinSelf, requireWrk, runWrk } from './lib/wrk.js';
+import { parseCliWithArgs } from './lib/cli.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const SLICES = Number(process.env.BENCH_SLICES ?? 6);
@@ -73,9 +74,27 @@ const usPerRequest = (t: Tally) => (t.cpuS / t.requests) * 1e6;
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 
 async function main(): Promise<void> {
+  const { args } = parseCliWithArgs({
+    usage: 'npm run bench:compare -- <the other build\'s dist/src/main.js>',
+    summary:
+      'Server CPU per request and p99 of this build against another build of the service (e.g. a copy of dist/ from before a change), ' +
+      'on the same seeded data, both pinned to one core with wrk on the other, in alternated 1 s slices with the idle service stopped; ' +
+      'medians of the rounds\' ratios and their range. Needs wrk. Takes a few minutes.',
+    options: {},
+    help: {},
+    minArgs: 1,
+    notes:
+      'Environment: BENCH_ROUNDS (7), BENCH_SLICES (6), BENCH_PROFILE_RULES (1000), BENCH_TENANTS (5), BENCH_PATHS (route,outcome), ' +
+      'BENCH_OTHER_RULES (the other service\'s rule count; default BENCH_PROFILE_RULES), BENCH_NODE_ARGS_THIS and BENCH_NODE_ARGS_OTHER ' +
+      '(node flags for one build\'s service, space-separated). The other build may be this one: BENCH_PROFILE_RULES=100000 BENCH_OTHER_RULES=10 ' +
+      'is the cost of 100,000 rules over 10, and two BENCH_NODE_ARGS_* compare V8 settings.',
+  });
+  const other = args[0];
+  if (!existsSync(other)) {
+    console.error(`${other}: no such file (give the other build's dist/src/main.js)`);
+    process.exit(2);
+  }
   requireWrk();
-  const other = process.argv[2];
-  if (!other) throw new Error('usage: compare-builds.js <path to the other build\'s dist/src/main.js>');
   pinSelf('0'); // with the generator, off the services' core
   const work = mkdtempSync(join(tmpdir(), 'prbench-'));
   // One data set per rule count (a service gets a copy: a data directory has one owner).

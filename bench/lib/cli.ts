@@ -27,6 +27,12 @@ export interface CliSpec<O extends OptionsConfig> {
   notes?: string;
 }
 
+/** A spec whose command also takes arguments that are not options (e.g. a path). */
+export interface CliSpecWithArgs<O extends OptionsConfig> extends CliSpec<O> {
+  /** How many such arguments it needs at least (fewer: the usage line and exit 2). */
+  minArgs: number;
+}
+
 type Values<O extends OptionsConfig> = ReturnType<typeof parseArgs<{ args: string[]; options: O; strict: true }>>['values'];
 
 /** Synchronous: the text is complete on a pipe even though the process exits right after. */
@@ -49,10 +55,27 @@ export function helpText<O extends OptionsConfig>(spec: CliSpec<O>): string {
 
 /** Parsed option values; prints the help and exits 0 on --help, prints the error and exits 2 on a bad option. */
 export function parseCli<const O extends OptionsConfig>(spec: CliSpec<O>, argv: string[] = process.argv.slice(2)): Values<O> {
+  return parse(spec, argv, false).values;
+}
+
+/** As parseCli, and the arguments that are not options (at least `spec.minArgs` of them). */
+export function parseCliWithArgs<const O extends OptionsConfig>(spec: CliSpecWithArgs<O>, argv: string[] = process.argv.slice(2)): { values: Values<O>; args: string[] } {
+  const parsed = parse(spec, argv, true);
+  if (parsed.args.length < spec.minArgs) {
+    print(2, `Usage: ${spec.usage}\nRun with --help for the options.`);
+    process.exit(2);
+  }
+  return parsed;
+}
+
+function parse<O extends OptionsConfig>(spec: CliSpec<O>, argv: string[], allowPositionals: boolean): { values: Values<O>; args: string[] } {
   const withHelp = { ...spec.options, help: { type: 'boolean', short: 'h' } } as O;
   let values: Values<O> & { help?: boolean };
+  let args: string[];
   try {
-    values = parseArgs({ args: argv, options: withHelp, strict: true }).values as Values<O> & { help?: boolean };
+    const parsed = parseArgs({ args: argv, options: withHelp, strict: true, allowPositionals });
+    values = parsed.values as Values<O> & { help?: boolean };
+    args = parsed.positionals;
   } catch (e) {
     print(2, `${(e as Error).message}\nRun with --help for the options.`);
     process.exit(2);
@@ -62,5 +85,5 @@ export function parseCli<const O extends OptionsConfig>(spec: CliSpec<O>, argv: 
     process.exit(0);
   }
   delete values.help;
-  return values;
+  return { values, args };
 }

@@ -58,6 +58,16 @@ describe('npm run <script> -- --help', () => {
     for (const v of [...read, 'PORT', 'HOST']) expect(help, v).toContain(v);
   });
 
+  it('bench:compare needs the other build: without it, or with a path that is not there, exit 2 before any load run', async () => {
+    const none = await sh(commandOf('bench:compare'));
+    expect(none.status).toBe(2);
+    expect(none.stderr).toContain('Usage: npm run bench:compare -- <');
+    const missing = await sh(`${commandOf('bench:compare')} ${join(tmp, 'no-such-build', 'main.js')}`);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toContain('no-such-build/main.js: no such file');
+    expect(missing.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it('our own scripts reject an unknown option in one line with exit 2', async () => {
     const own = Object.keys(scripts).filter(ownScript);
     expect(own.length).toBeGreaterThanOrEqual(6);
