@@ -28,8 +28,8 @@ import './lib/quiet-gc.js'; // first: restarts this process with the memory redu
 import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { processCpuS } from './lib/cpu-usage.js';
 import { table } from './lib/load.js';
+import { measuredSlice } from './lib/measured-slice.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
 import { apiKeysFor, hotPathRequests, type BenchRequest } from './lib/requests.js';
 import { median } from './lib/scenario-metrics.js';
@@ -58,10 +58,9 @@ interface Tally {
 async function slice(svc: Child, reqs: readonly BenchRequest[], into: Tally): Promise<void> {
   svc.proc.kill('SIGCONT');
   try {
-    const c0 = processCpuS(svc.proc.pid!) ?? NaN;
-    const w = await runWrk({ url: svc.url, requests: reqs, durationS: 1, connections: 64, cpus: '0' });
-    if (w.non2xx > 0 || w.errors > 0) throw new Error(`${w.non2xx} non-2xx answers, ${w.errors} errors`);
-    into.cpuS += (processCpuS(svc.proc.pid!) ?? NaN) - c0;
+    const m = await measuredSlice({ label: svc.url, pid: svc.proc.pid!, url: svc.url, requests: reqs, durationS: 1, connections: 64, generatorCpu: '0' });
+    const w = m.wrk;
+    into.cpuS += m.serverCpuS;
     into.requests += w.requests;
     into.seconds += w.durationS;
     into.p99s.push(w.p99Ms);

@@ -135,7 +135,6 @@ interface Run {
   disturbed: boolean;
 }
 
-/** One wrk run (a slice of a Run) with the CPU of the server, of every other process and the hypervisor's steal. */
 /** Children still running, stopped if the benchmark fails half-way. */
 const live = new Set<Child>();
 /** Each slice runs with every other child stopped (lib/turn-taking.ts says why). */

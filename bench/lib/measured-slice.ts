@@ -1,8 +1,9 @@
 /**
- * One measured wrk run against one server, with what `npm run bench` and `npm run bench:tail`
- * read around it: the server's CPU (and the kernel's part of it), the wake-ups wrk's core
- * received, the CPU every other process used and the hypervisor's steal. The caller has the
- * server's turn already (turn-taking.ts): every other benchmark server stopped.
+ * One measured wrk run against one server, with what `npm run bench`, `bench:tail` and
+ * `bench:compare` read around it: the server's CPU (and the kernel's part of it), the wake-ups
+ * wrk's core received, the CPU every other process used and the hypervisor's steal (each
+ * caller keeps what it reports). The caller has given the server its turn already: every other
+ * benchmark server stopped (turn-taking.ts).
  */
 import { allProcessesCpu, othersCpuS, processCpuS, processKernelCpuS, stealS } from './cpu-usage.js';
 import { wakeUps } from './interrupts.js';
