@@ -51,7 +51,9 @@ const o = parseCli({
     other: "another build's dist/ directory to count too (e.g. a worktree of an earlier commit)",
     run: 'internal: ROUNDS:DIST, the work itself (what callgrind runs)',
   },
-  notes: 'Needs valgrind: apt-get install -y valgrind. Instructions, not time: caches, TLBs and the kernel are not in them.',
+  notes:
+    'Needs valgrind: apt-get install -y valgrind. Instructions, not time: caches, TLBs and the kernel are not in them.\n\n' +
+    'Environment: BENCH_PROFILE_RULES (1000: the rules the service holds for --part http), BENCH_INSTRUCTIONS_REQUESTS (10000: requests counted for --part http), BENCH_INSTRUCTIONS_TOP (15: functions listed).',
 });
 
 const part = o.part as Part;

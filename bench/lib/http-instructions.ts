@@ -1,8 +1,8 @@
 /**
  * `npm run bench:instructions -- --part http`: machine instructions per request of the whole
  * HTTP path (uWS, V8's glue, the service's JavaScript), counted by callgrind in the real server
- * process: the service on 1,000 rules over 5 tenants answering POST /v1/route and POST
- * /v1/outcome, and the bare uWS ceiling (bare-uws.ts) answering the same requests.
+ * process: the service on 1,000 rules over 5 tenants (BENCH_PROFILE_RULES to change it, as for
+ * bench:profile and bench:compare) answering POST /v1/route and POST /v1/outcome, and the bare uWS ceiling (bare-uws.ts) answering the same requests.
  *
  * Why: on this project's virtual machines the time of a request varies by ±20% from one 2 s
  * run to the next, so a change of a few percent of the route path cannot be timed; its
@@ -25,7 +25,7 @@
  *
  * valgrind cannot reserve the 64 GiB address range the LMDB store maps (its own address space
  * is smaller), so the service runs from a copy of dist/ whose LMDB_MAP_BYTES is 1 GiB, ample
- * for 1,000 rules; nothing else of the copy differs. The copy is made under bench/results/ (so
+ * for 100,000 rules; nothing else of the copy differs. The copy is made under bench/results/ (so
  * that node finds the project's node_modules) and removed at the end.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -43,6 +43,8 @@ const WARM_REQUESTS = 3000;
 const SETTLE_REQUESTS = 500;
 const MEASURED = Number(process.env.BENCH_INSTRUCTIONS_REQUESTS ?? 10_000);
 const CONNECTIONS = 8;
+/** The rule set the service is seeded with: whether a larger one costs instructions, or only memory, is read here. */
+const RULES = Number(process.env.BENCH_PROFILE_RULES ?? 1000);
 const TOP_FUNCTIONS = Number(process.env.BENCH_INSTRUCTIONS_TOP ?? 15);
 const RESULTS = fileURLToPath(new URL('../../../bench/results/', import.meta.url));
 /** valgrind names its control pipe after $HOST, which the service reads too: both sides must agree. */
@@ -230,7 +232,7 @@ async function count(target: string, script: string, env: Record<string, string>
 /** The counts for the service built in `dist` (route, outcome) and, once, for the bare ceiling. */
 export async function countHttp(dists: readonly string[]): Promise<HttpCount[]> {
   const dataDir = mkdtempSync(join(tmpdir(), 'prbench-'));
-  const { tenants, rules } = await seed(dataDir, { rules: 1000, tenants: 5 });
+  const { tenants, rules } = await seed(dataDir, { rules: RULES, tenants: 5 });
   const { route, outcome } = hotPathRequests(rules, 5);
   const bareBody = '{"processor_id":"p_0001_a","weight":1,"fallback_processor_id":"p_0001_b","decision_source":"rules","failure_probability":null,"rule_id":"rule-00001"}';
   const counts: HttpCount[] = [];
