@@ -20,7 +20,7 @@
  * removes the data directories the helper created. As a backstop, servers are SIGKILLed when
  * the test process exits, and each server stops itself if the test process dies (see
  * orphan-guard.cjs). The child's environment has no SERVICE_* variable from the parent's:
- * only what `env` sets.
+ * only what `env` sets, and SERVICE_JIT_WARM_UP=false unless `jitWarmUp` (StartOptions says why).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -43,6 +43,15 @@ export interface StartOptions {
   readyTimeoutMs?: number;
   /** Start it in a process group of its own (to signal the group: `process.kill(-pid, sig)`). */
   ownProcessGroup?: boolean;
+  /**
+   * Run the start-up JIT warm-up (SERVICE_JIT_WARM_UP, on by default in the service). Off here
+   * unless asked: it only makes the first requests, cycles and scrapes run optimised code, it
+   * changes no answer, and it cost each start ~0.7 s of CPU (1.1 against 1.8 s to answer on a
+   * quiet 2-core machine), over the hundreds of servers the suite starts ~85 s of its ~580 s
+   * on a busy one. jit-warm-up.test.ts and pool-priority.test.ts test the warm-up itself, with
+   * it on; `env: { SERVICE_JIT_WARM_UP }` still decides when given.
+   */
+  jitWarmUp?: boolean;
 }
 
 /** A server process just spawned (spawnServer): not yet known to answer. */
@@ -157,7 +166,8 @@ export async function spawnServer(opts: StartOptions = {}): Promise<SpawnedServe
   }
   const dataDir = opts.dataDir ?? makeTempDir();
   const port = await freePort();
-  const env = baseEnv({ ...opts.env, PORT: String(port), HOST: '127.0.0.1', SERVICE_DATA_DIR: dataDir });
+  const warmUp = opts.jitWarmUp === true ? undefined : 'false'; // undefined: the service's default (on)
+  const env = baseEnv({ SERVICE_JIT_WARM_UP: warmUp, ...opts.env, PORT: String(port), HOST: '127.0.0.1', SERVICE_DATA_DIR: dataDir });
 
   const proc = spawn(process.execPath, ['--require', ORPHAN_GUARD, MAIN_JS], {
     cwd: REPO_ROOT,

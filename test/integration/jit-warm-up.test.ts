@@ -28,7 +28,7 @@ async function scrape(s: TestServer): Promise<string> {
 
 describe('JIT warm-up at start', () => {
   it('warms the evaluation and render threads before traffic; the service then works on its own tables only', async () => {
-    const s = await startServer({ env: ENV });
+    const s = await startServer({ env: ENV, jitWarmUp: true });
     await until('both warm-ups', () => lines(s, 'evaluation thread warmed up').length > 0 && lines(s, 'metrics render thread started').length > 0, 20_000);
     const [pool] = lines(s, 'evaluation thread warmed up');
     expect(pool.evaluations).toBeGreaterThan(0);

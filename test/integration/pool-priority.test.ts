@@ -29,7 +29,7 @@ const onLinux = process.platform === 'linux' && base + 1 <= 19;
 
 describe.skipIf(!onLinux)('pool thread priority', () => {
   it('lowers the pool threads and the metrics render thread only: the front thread and the other threads keep the process priority', async () => {
-    const s = await startServer();
+    const s = await startServer({ jitWarmUp: true });
     expect((await s.request('GET', '/ready')).status).toBe(200); // the pool has answered a task
     // The render thread starts with the service (SERVICE_JIT_WARM_UP, on by default).
     await until('the render thread', () => s.output().includes('metrics render thread started'), 20_000);
