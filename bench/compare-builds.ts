@@ -28,6 +28,7 @@ import './lib/quiet-gc.js'; // first: restarts this process with the memory redu
 import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseCliWithArgs } from './lib/cli.js';
 import { table } from './lib/load.js';
 import { measuredSlice } from './lib/measured-slice.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
@@ -36,7 +37,6 @@ import { median } from './lib/scenario-metrics.js';
 import { seed } from './lib/seed.js';
 import { stopChildrenOnSignals, wakeAndStop } from './lib/turn-taking.js';
 import { pinSelf, requireWrk, runWrk } from './lib/wrk.js';
-import { parseCliWithArgs } from './lib/cli.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const SLICES = Number(process.env.BENCH_SLICES ?? 6);

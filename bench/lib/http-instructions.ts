@@ -2,7 +2,8 @@
  * `npm run bench:instructions -- --part http`: machine instructions per request of the whole
  * HTTP path (uWS, V8's glue, the service's JavaScript), counted by callgrind in the real server
  * process: the service on 1,000 rules over 5 tenants (BENCH_PROFILE_RULES to change it, as for
- * bench:profile and bench:compare) answering POST /v1/route and POST /v1/outcome, and the bare uWS ceiling (bare-uws.ts) answering the same requests.
+ * bench:profile and bench:compare) answering POST /v1/route and POST /v1/outcome, and the bare
+ * uWS ceiling (bare-uws.ts) answering the same requests.
  *
  * Why: on this project's virtual machines the time of a request varies by ±20% from one 2 s
  * run to the next, so a change of a few percent of the route path cannot be timed; its

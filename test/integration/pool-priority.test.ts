@@ -31,7 +31,7 @@ describe.skipIf(!onLinux)('pool thread priority', () => {
   it('lowers the pool threads and the metrics render thread only: the front thread and the other threads keep the process priority', async () => {
     const s = await startServer({ jitWarmUp: true });
     expect((await s.request('GET', '/ready')).status).toBe(200); // the pool has answered a task
-    // The render thread starts with the service (SERVICE_JIT_WARM_UP, on by default).
+    // The render thread starts with the service when the JIT warm-up runs (SERVICE_JIT_WARM_UP: the service's default, off in the test helper unless asked).
     await until('the render thread', () => s.output().includes('metrics render thread started'), 20_000);
     const pid = s.proc.pid!;
     const nice = threadNice(pid);
