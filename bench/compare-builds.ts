@@ -16,7 +16,8 @@
  * and its ratio: the same build under two V8 settings (BENCH_NODE_ARGS_THIS) can trade one
  * for the other (issue 20's twenty-seventh pass: a 1 MB young generation, p99 0.82×, CPU 1.03×).
  *   BENCH_ROUNDS (7), BENCH_SLICES (6), BENCH_PROFILE_RULES (1000), BENCH_TENANTS (5),
- *   BENCH_PATHS (route,outcome), BENCH_NODE_ARGS_OTHER and BENCH_NODE_ARGS_THIS (node flags for
+ *   BENCH_PATHS (route,outcome; also route-with-id: routes whose bodies carry a transaction_id,
+ *   each a record for the decision log to write), BENCH_NODE_ARGS_OTHER and BENCH_NODE_ARGS_THIS (node flags for
  *   one build's process, space-separated: the same build under two V8 settings is a comparison too),
  *   BENCH_OTHER_RULES (the other service's rule count, default BENCH_PROFILE_RULES: with this build
  *   as the other, `BENCH_PROFILE_RULES=100000 BENCH_OTHER_RULES=10` is the cost of 100,000 rules
@@ -32,7 +33,7 @@ import { parseCliWithArgs } from './lib/cli.js';
 import { table } from './lib/load.js';
 import { measuredSlice } from './lib/measured-slice.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
-import { apiKeysFor, hotPathRequests, type BenchRequest } from './lib/requests.js';
+import { apiKeysFor, hotPathRequests, withTransactionIds, type BenchRequest } from './lib/requests.js';
 import { median } from './lib/scenario-metrics.js';
 import { seed } from './lib/seed.js';
 import { stopChildrenOnSignals, wakeAndStop } from './lib/turn-taking.js';
@@ -83,7 +84,7 @@ async function main(): Promise<void> {
     help: {},
     minArgs: 1,
     notes:
-      'Environment: BENCH_ROUNDS (7), BENCH_SLICES (6), BENCH_PROFILE_RULES (1000), BENCH_TENANTS (5), BENCH_PATHS (route,outcome), ' +
+      'Environment: BENCH_ROUNDS (7), BENCH_SLICES (6), BENCH_PROFILE_RULES (1000), BENCH_TENANTS (5), BENCH_PATHS (route,outcome; route-with-id: routes with a transaction_id, each a decision record), ' +
       'BENCH_OTHER_RULES (the other service\'s rule count; default BENCH_PROFILE_RULES), BENCH_NODE_ARGS_THIS and BENCH_NODE_ARGS_OTHER ' +
       '(node flags for one build\'s service, space-separated). The other build may be this one: BENCH_PROFILE_RULES=100000 BENCH_OTHER_RULES=10 ' +
       'is the cost of 100,000 rules over 10, and two BENCH_NODE_ARGS_* compare V8 settings.',
@@ -101,12 +102,13 @@ async function main(): Promise<void> {
   for (const n of new Set([RULES, OTHER_RULES])) {
     const dir = join(work, `seed-${n}`);
     const { tenants, rules } = await seed(dir, { rules: n, tenants: Math.min(TENANTS, n) });
-    const requests: Record<string, BenchRequest[]> = hotPathRequests(rules, tenants.length);
+    const hot = hotPathRequests(rules, tenants.length);
+    const requests: Record<string, BenchRequest[]> = { ...hot, 'route-with-id': withTransactionIds(hot.route) };
     dataSets.set(n, { dir, requests, keys: apiKeysFor(tenants) });
   }
   const env = (dir: string, keys: string) => ({ SERVICE_DATA_DIR: dir, SERVICE_API_KEYS: keys, SERVICE_RATE_LIMIT_RPS: '0' });
   const unknown = PATHS.filter((p) => !(p in dataSets.get(RULES)!.requests));
-  if (unknown.length > 0) throw new Error(`BENCH_PATHS: unknown ${unknown.join(', ')} (route, outcome)`);
+  if (unknown.length > 0) throw new Error(`BENCH_PATHS: unknown ${unknown.join(', ')} (route, outcome, route-with-id)`);
   const builds: [string, string, string[], number][] = [
     ['other', other, nodeArgs(process.env.BENCH_NODE_ARGS_OTHER), OTHER_RULES],
     ['this', join(DIST, 'src/main.js'), nodeArgs(process.env.BENCH_NODE_ARGS_THIS), RULES],

@@ -48,6 +48,21 @@ export function routeRequests(sample: readonly RuleRecord[], tenants: number): B
 }
 
 /**
+ * The route requests again, each body with a `transaction_id` of its own (`copies` times the
+ * list), as a checkout that looks its decisions up later sends them: each such route is a
+ * record the decision log writes (src/decisions/decision-log.ts). wrk replays the list, so an
+ * id comes back after `copies` × its length requests; a repeated route replaces its record,
+ * the same write.
+ */
+export function withTransactionIds(route: readonly BenchRequest[], copies = 20): BenchRequest[] {
+  const out: BenchRequest[] = [];
+  for (let k = 0; k < copies; k++) {
+    for (const r of route) out.push({ ...r, body: JSON.stringify({ ...JSON.parse(r.body), transaction_id: `bench_${out.length}` }) });
+  }
+  return out;
+}
+
+/**
  * One outcome report for every (tenant, rule) pair, so that every rule slot gets traffic and
  * the evaluation cycle has real work: approvals, 8% issuer declines, a tenth on the secondary.
  * No technical errors: autocannon's connections replay this list in near lockstep, so one

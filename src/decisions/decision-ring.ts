@@ -1,7 +1,8 @@
 /**
  * Preallocated rings the route and outcome paths write into when a request carries a
  * `transaction_id`: plain stores into fixed arrays (struct of arrays), no object built, no
- * store access, no message. The flush timer drains them into the store in one transaction.
+ * store access, no message. The flush timer drains them into the store (decision-log.ts: one
+ * transaction per FLUSH_SLICE_RECORDS records).
  * When a ring is full (the flush fell behind), the newest entry is dropped and counted: the
  * request path never waits.
  * The typed arrays are allocated at full capacity (zeroed pages the kernel maps only when

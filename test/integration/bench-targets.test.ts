@@ -12,7 +12,7 @@ import { matchRoute } from '../../src/routing/decide.js';
 import type { RouteRequest } from '../../src/schemas/routing.js';
 import { settingsForTier, Tenant } from '../../src/tenants/tenant.js';
 import { startChild, type Child } from '../../bench/lib/processes.js';
-import { apiKeysFor, outcomeRequests, routeRequests, sampleRules } from '../../bench/lib/requests.js';
+import { apiKeysFor, outcomeRequests, routeRequests, sampleRules, withTransactionIds } from '../../bench/lib/requests.js';
 import { seed, type Seeded } from '../../bench/lib/seed.js';
 import { REPO_ROOT, startServer, stopAllServers, type TestServer } from '../helpers/server.js';
 
@@ -55,6 +55,21 @@ describe('benchmark targets', () => {
       expect(r.json.rule_id).toBe(rule!.rule_id);
       expect([rule!.primary_id, rule!.secondary_id]).toContain(r.json.processor_id);
       expect(r.json.fallback_processor_id).not.toBe(r.json.processor_id);
+    }
+  });
+
+  it('the route requests with a transaction_id (bench:compare\'s route-with-id) answer 200, each recorded under its own id', async () => {
+    const route = routeRequests(sampleRules(seeded.rules, 10), seeded.tenants.length);
+    const reqs = withTransactionIds(route, 2);
+    expect(reqs).toHaveLength(20);
+    expect(new Set(reqs.map((q) => JSON.parse(q.body).transaction_id)).size).toBe(20);
+    for (const q of reqs) {
+      const r = await server.request(q.method, q.path, q.body, json(q.headers));
+      expect(r.status, r.text).toBe(200);
+      const id = JSON.parse(q.body).transaction_id as string;
+      const d = await server.request('GET', `/v1/decisions/${id}`, undefined, q.headers);
+      expect(d.status, d.text).toBe(200);
+      expect(d.json.decision.rule_id).toBe(r.json.rule_id);
     }
   });
 

@@ -2,12 +2,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { DecisionLog } from '../../src/decisions/decision-log.js';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { DecisionLog, FLUSH_SLICE_RECORDS } from '../../src/decisions/decision-log.js';
 import { OutcomeDedup } from '../../src/decisions/outcome-dedup.js';
 import type { RouteDecision } from '../../src/routing/decide.js';
 import { SharedTables } from '../../src/shm/tables.js';
 import { LmdbStore } from '../../src/store/lmdb-store.js';
+import type { WriteBatch } from '../../src/store/store.js';
 import { TenantRegistry } from '../../src/tenants/registry.js';
 import type { LiveRule } from '../../src/tenants/tenant.js';
 
@@ -57,6 +58,55 @@ describe('DecisionLog', () => {
     await log.flush();
     expect((await log.lookup(t, 'tx_3')).decision).toBeDefined();
     expect((await log.lookup(t, 'tx_5')).decision).toBeUndefined();
+  });
+
+  it('writes a flush in transactions of at most FLUSH_SLICE_RECORDS records, so answers go out between them', async () => {
+    const { log, t, rule, decision, now } = setup(4 * FLUSH_SLICE_RECORDS);
+    const n = 2 * FLUSH_SLICE_RECORDS + 10;
+    for (let i = 0; i < n; i++) log.routed(t, rule, `slice_tx_${i}`, decision(), now());
+    const puts: number[] = [];
+    const atomic = store.atomic.bind(store);
+    const spy = vi.spyOn(store, 'atomic').mockImplementation((fn) =>
+      atomic((b: WriteBatch) => {
+        let count = 0;
+        fn({ ...b, put: (c, tenantId, id, value) => (count++, b.put(c, tenantId, id, value)) });
+        puts.push(count);
+      }),
+    );
+    // An event-loop turn between two transactions: a setImmediate queued now runs before the flush ends.
+    let turns = 0;
+    const counting = () => {
+      turns++;
+      if (!done) setImmediate(counting);
+    };
+    let done = false;
+    setImmediate(counting);
+    try {
+      await log.flush();
+    } finally {
+      done = true;
+      spy.mockRestore();
+    }
+    expect(puts).toEqual([FLUSH_SLICE_RECORDS, FLUSH_SLICE_RECORDS, 10]);
+    expect(turns).toBeGreaterThanOrEqual(3);
+    for (const i of [0, FLUSH_SLICE_RECORDS, n - 1]) expect((await log.lookup(t, `slice_tx_${i}`)).decision?.rule_id).toBe('r');
+  });
+
+  it('loses only the records of a transaction the store refuses, and writes the others', async () => {
+    const { log, t, rule, decision, now } = setup(4 * FLUSH_SLICE_RECORDS);
+    const n = 2 * FLUSH_SLICE_RECORDS;
+    for (let i = 0; i < n; i++) log.routed(t, rule, `refused_tx_${i}`, decision(), now());
+    const atomic = store.atomic.bind(store);
+    let calls = 0;
+    const spy = vi.spyOn(store, 'atomic').mockImplementation((fn) => (++calls === 1 ? Promise.reject(new Error('MDB_MAP_FULL')) : atomic(fn)));
+    try {
+      await log.flush();
+    } finally {
+      spy.mockRestore();
+    }
+    expect(log.lost).toBe(FLUSH_SLICE_RECORDS);
+    expect((await log.lookup(t, 'refused_tx_0')).decision).toBeUndefined();
+    expect((await log.lookup(t, `refused_tx_${n - 1}`)).decision?.rule_id).toBe('r');
   });
 
   it('remembers the last N outcome ids across tenants, forgetting the oldest', () => {
