@@ -182,13 +182,8 @@ export class DecisionLog {
       // A flush covers 200 ms: its records fall in the current period (a boundary crossed
       // within it puts the few earlier ones in the new period too, which only keeps them longer).
       const g = await this.generationFor(this.now());
-      // One transaction at a time: the event loop answers requests between them.
-      for (let from = 0; from < r.length; from += FLUSH_SLICE_RECORDS) {
-        await this.writeSlice(() => this.writeDecisions(r, g, from), Math.min(FLUSH_SLICE_RECORDS, r.length - from));
-      }
-      for (let from = 0; from < q.length; from += FLUSH_SLICE_RECORDS) {
-        await this.writeSlice(() => this.writeOutcomes(q, g, from), Math.min(FLUSH_SLICE_RECORDS, q.length - from));
-      }
+      await this.writeInSlices(r.length, (from, to) => this.writeDecisions(r, g, from, to));
+      await this.writeInSlices(q.length, (from, to) => this.writeOutcomes(q, g, from, to));
     } catch (e) {
       // The period's generation could not be prepared (its clear refused): nothing was written.
       this.refused(e, r.length + q.length);
@@ -198,13 +193,20 @@ export class DecisionLog {
     }
   }
 
-  /** One store transaction of a flush; a refused one loses its records, the others are still written. */
-  private async writeSlice(write: () => Promise<void>, records: number): Promise<void> {
-    try {
-      await write();
-      this.writeFailing = false;
-    } catch (e) {
-      this.refused(e, records);
+  /**
+   * Records [0, length) in store transactions of at most FLUSH_SLICE_RECORDS, one at a time:
+   * the event loop answers requests between them. A refused one loses its own records; the
+   * others are still written.
+   */
+  private async writeInSlices(length: number, write: (from: number, to: number) => Promise<void>): Promise<void> {
+    for (let from = 0; from < length; from += FLUSH_SLICE_RECORDS) {
+      const to = Math.min(from + FLUSH_SLICE_RECORDS, length);
+      try {
+        await write(from, to);
+        this.writeFailing = false;
+      } catch (e) {
+        this.refused(e, to - from);
+      }
     }
   }
 
@@ -214,9 +216,8 @@ export class DecisionLog {
     this.writeFailing = true;
   }
 
-  private writeDecisions(r: RouteRing, g: number, from: number): Promise<void> {
+  private writeDecisions(r: RouteRing, g: number, from: number, to: number): Promise<void> {
     const decisions = this.decisions[g];
-    const to = Math.min(from + FLUSH_SLICE_RECORDS, r.length);
     return this.o.store.atomic((b) => {
       for (let i = from; i < to; i++) {
         const rec = r.rules[i]!.record;
@@ -230,9 +231,8 @@ export class DecisionLog {
     });
   }
 
-  private writeOutcomes(q: OutcomeRing, g: number, from: number): Promise<void> {
+  private writeOutcomes(q: OutcomeRing, g: number, from: number, to: number): Promise<void> {
     const outcomes = this.outcomes[g];
-    const to = Math.min(from + FLUSH_SLICE_RECORDS, q.length);
     return this.o.store.atomic((b) => {
       for (let i = from; i < to; i++) {
         const tenantId = q.tenants[i]!.id;
