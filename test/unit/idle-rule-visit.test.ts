@@ -4,17 +4,18 @@
  * all of a cycle's work, done on a pool thread that shares the front thread's core: the rule is
  * told idle from its Int32 fields alone (its Float64 fields are not read), and the pool thread
  * reads the clock after every 64th idle rule instead of after each (the reads were half of the
- * cycle's CPU; docs/performance-log.md, thirty-eighth pass).
+ * cycle's CPU; docs/performance-log.md, thirty-eighth pass). A cluster follower's health refresh
+ * leaves a rule without a window as it is too, its seqlock included.
  */
 import { describe, expect, it } from 'vitest';
 import { tablesIdOf, type TenantEngineConfig } from '../../src/engine/protocol.js';
 import { engineConfigFor } from '../../src/engine/tenant-engine-config.js';
 import { Bursts, TRIVIAL_PIECES_PER_CHECK } from '../../src/engine/worker/bursts.js';
-import { evaluateRule, RuleVisit } from '../../src/engine/worker/rule.js';
+import { evaluateRule, refreshHealth, RuleVisit } from '../../src/engine/worker/rule.js';
 import { STAGES } from '../../src/engine/worker/stages.js';
 import { viewsFor } from '../../src/engine/worker/views.js';
-import { ManualCommand, RI_COMMAND, RULE_F64_STRIDE, type RuleSegmentViews } from '../../src/shm/layout.js';
-import { ruleF64Base, ruleI32Base, ruleSegment, windowIndex, windowSegment } from '../../src/shm/slots.js';
+import { ManualCommand, RI_COMMAND, RI_HEALTH_SEQ, RULE_F64_STRIDE, RULE_I32_STRIDE, type RuleSegmentViews } from '../../src/shm/layout.js';
+import { ruleF64Base, ruleI32Base, ruleIndex, ruleSegment, windowIndex, windowSegment } from '../../src/shm/slots.js';
 import { SharedTables } from '../../src/shm/tables.js';
 import { OutcomeKind, recordOutcome } from '../../src/shm/window.js';
 import type { Transition } from '../../src/engine/transitions.js';
@@ -64,6 +65,21 @@ describe('a cycle over a rule with nothing to judge', () => {
     expect(evaluateRule(views, commanded, NOW, config, STAGES, transitions)).toBe(RuleVisit.Judged);
     expect(transitions.some((t) => t.slot === commanded && t.to === 'failed_over')).toBe(true);
     expect(evaluateRule(views, freed, NOW, config, STAGES, transitions)).toBe(RuleVisit.Empty);
+  });
+});
+
+describe('a cluster follower’s health refresh of a rule without a window', () => {
+  it('leaves it as it is, its health seqlock too, and refreshes a rule with one', () => {
+    const { tables, idle, busy, freed } = tables3();
+    const views = viewsFor(tablesIdOf(tables), tables.segments());
+    const seq = (slot: number) => ruleSegment(tables.ruleSegs, slot).ruleI32[ruleIndex(slot) * RULE_I32_STRIDE + RI_HEALTH_SEQ];
+    const idleSeq = seq(idle);
+    const busySeq = seq(busy);
+    expect(refreshHealth(views, idle, NOW)).toBe(RuleVisit.Idle);
+    expect(seq(idle)).toBe(idleSeq);
+    expect(refreshHealth(views, busy, NOW)).toBe(RuleVisit.Judged);
+    expect(seq(busy)).toBe(busySeq + 2);
+    expect(refreshHealth(views, freed, NOW)).toBe(RuleVisit.Empty);
   });
 });
 

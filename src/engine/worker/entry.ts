@@ -52,8 +52,10 @@ export function evaluateWith(task: EvaluateTask, stages: readonly RuleStage[]): 
   if (task.healthOnly === true) {
     let n = 0;
     for (let j = 0; j < task.slots.length; j++) {
-      if (refreshHealth(views, task.slots[j], task.nowMs)) n++;
-      bursts?.pause();
+      const visit = refreshHealth(views, task.slots[j], task.nowMs);
+      if (visit !== RuleVisit.Empty) n++;
+      if (visit === RuleVisit.Judged) bursts?.pause();
+      else bursts?.pauseAfterTrivial();
     }
     return { transitions: [], evaluatedSlots: n, durationMs: performance.now() - t0, healthOnly: true, ...(bursts !== null && { pauses: bursts.pauses - pausesBefore }) };
   }

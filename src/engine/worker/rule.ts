@@ -164,27 +164,31 @@ export function evaluateRule(
 /**
  * Cluster follower: only the published health of the rule's processors, from the (merged,
  * cluster-wide) windows. Statuses and decisions come from the leader's table; this writes
- * none of the fields the table does, so the two never race.
+ * none of the fields the table does, so the two never race. A rule without a window has no
+ * health to publish: it is left as it is, seqlock and all, like an idle rule in evaluateRule.
  */
-export function refreshHealth(views: TableViews, slot: number, nowMs: number): boolean {
+export function refreshHealth(views: TableViews, slot: number, nowMs: number): RuleVisit {
   const seg = ruleSegment(views.rules, slot);
-  if (seg === undefined) return false;
+  if (seg === undefined) return RuleVisit.Empty;
   const ib = ruleI32Base(slot);
-  if (Atomics.load(seg.ruleI32, ib + RI_ACTIVE) !== 1) return false;
+  if (Atomics.load(seg.ruleI32, ib + RI_ACTIVE) !== 1) return RuleVisit.Empty;
+  const windowP = Atomics.load(seg.ruleI32, ib + RI_WINDOW_PRIMARY);
+  const windowS = Atomics.load(seg.ruleI32, ib + RI_WINDOW_SECONDARY);
+  if (windowP < 0 && windowS < 0) return RuleVisit.Idle;
   const i = ruleIndex(slot);
   beginHealthWrite(seg, i);
   try {
+    markRowsInUse(seg, slot);
     for (let k = 0 as 0 | 1; k < PROCS_PER_RULE; k++) {
-      const wi = Atomics.load(seg.ruleI32, ib + (k === 0 ? RI_WINDOW_PRIMARY : RI_WINDOW_SECONDARY));
+      const wi = k === 0 ? windowP : windowS;
       if (wi < 0) continue;
-      markRowsInUse(seg, slot);
       readHealth(windowSegment(views.windows, wi), windowIndex(wi), nowMs, scratchHealth);
       writeHealth(seg.procF64, processorRowOffset(slot, k), scratchHealth);
     }
   } finally {
     endHealthWrite(seg, i);
   }
-  return true;
+  return RuleVisit.Judged;
 }
 const scratchHealth = newProcHealth();
 
