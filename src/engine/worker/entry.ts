@@ -39,6 +39,16 @@ if (!isMainThread && (workerData as PoolThreadData | undefined)?.warmUp === true
 // Once this load is over, the pool may end this thread (loaded.ts).
 announceThreadLoaded();
 
+/**
+ * The burst's bookkeeping after one slot: a rule judged takes microseconds, an idle or empty
+ * slot tens of nanoseconds, so the clock is read after every judged rule and after every
+ * TRIVIAL_PIECES_PER_CHECK-th other one (bursts.ts).
+ */
+function pauseAfter(visit: RuleVisit): void {
+  if (visit === RuleVisit.Judged) bursts?.pause();
+  else bursts?.pauseAfterTrivial();
+}
+
 export default function evaluate(task: EvaluateTask): EvaluateResult {
   return evaluateWith(task, STAGES);
 }
@@ -54,8 +64,7 @@ export function evaluateWith(task: EvaluateTask, stages: readonly RuleStage[]): 
     for (let j = 0; j < task.slots.length; j++) {
       const visit = refreshHealth(views, task.slots[j], task.nowMs);
       if (visit !== RuleVisit.Empty) n++;
-      if (visit === RuleVisit.Judged) bursts?.pause();
-      else bursts?.pauseAfterTrivial();
+      pauseAfter(visit);
     }
     return { transitions: [], evaluatedSlots: n, durationMs: performance.now() - t0, healthOnly: true, ...(bursts !== null && { pauses: bursts.pauses - pausesBefore }) };
   }
@@ -65,10 +74,7 @@ export function evaluateWith(task: EvaluateTask, stages: readonly RuleStage[]): 
   for (let j = 0; j < task.slots.length; j++) {
     const visit = evaluateRule(views, task.slots[j], task.nowMs, task.config, stages, transitions);
     if (visit !== RuleVisit.Empty) evaluatedSlots++;
-    // A rule judged takes microseconds, an idle one tens of nanoseconds: the clock is read
-    // after every judged rule, and after every TRIVIAL_PIECES_PER_CHECK-th idle one.
-    if (visit === RuleVisit.Judged) bursts?.pause();
-    else bursts?.pauseAfterTrivial();
+    pauseAfter(visit);
   }
   const followUpAtMs = takeFollowUp();
   return {

@@ -121,8 +121,9 @@ export function evaluateRule(
   // A rule that has never seen an outcome (and holds no restored state) has nothing to judge:
   // leave its rows untouched, not even read, so their memory pages are never made resident.
   // Decided from its Int32 fields alone, before anything else of the rule is read: at 100,000
-  // rules with traffic on a few hundred, this is the whole of a cycle's work for the rest, on
-  // the front thread's core (docs/performance-log.md, thirty-eighth pass).
+  // rules with traffic on a few hundred, this is the whole of a cycle's work for the rest, done
+  // on a core the front thread shares when the service has one (docs/performance-log.md,
+  // thirty-eighth pass).
   if (command === ManualCommand.None && windowP < 0 && windowS < 0 && !rowsInUse(seg, slot)) return RuleVisit.Idle;
 
   generation = Atomics.load(seg.ruleI32, ib + RI_GENERATION);
