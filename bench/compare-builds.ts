@@ -22,6 +22,8 @@
  *   BENCH_OTHER_RULES (the other service's rule count, default BENCH_PROFILE_RULES: with this build
  *   as the other, `BENCH_PROFILE_RULES=100000 BENCH_OTHER_RULES=10` is the cost of 100,000 rules
  *   over 10 on one build, the issue's "within 10%", measured by CPU per request)
+ * A slice in which wrk waited for its core longer than BENCH_GENERATOR_HELD (0.02) of it is taken
+ * again, up to BENCH_SLICE_ATTEMPTS (3) times, for both builds alike (lib/measured-slice.ts).
  * With BENCH_TENANTS=1 one tenant routes all 200 of the bench's tuples (5 tenants route 40
  * each): a merchant with more usual tuples than a trie's first memo holds.
  */
@@ -87,7 +89,8 @@ async function main(): Promise<void> {
       'Environment: BENCH_ROUNDS (7), BENCH_SLICES (6), BENCH_PROFILE_RULES (1000), BENCH_TENANTS (5), BENCH_PATHS (route,outcome; route-with-id: routes with a transaction_id, each a decision record), ' +
       'BENCH_OTHER_RULES (the other service\'s rule count; default BENCH_PROFILE_RULES), BENCH_NODE_ARGS_THIS and BENCH_NODE_ARGS_OTHER ' +
       '(node flags for one build\'s service, space-separated). The other build may be this one: BENCH_PROFILE_RULES=100000 BENCH_OTHER_RULES=10 ' +
-      'is the cost of 100,000 rules over 10, and two BENCH_NODE_ARGS_* compare V8 settings.',
+      'is the cost of 100,000 rules over 10, and two BENCH_NODE_ARGS_* compare V8 settings. A slice in which wrk waited for its core longer than ' +
+      'BENCH_GENERATOR_HELD (0.02) of it is taken again, up to BENCH_SLICE_ATTEMPTS (3) times (bench/lib/measured-slice.ts).',
   });
   const other = args[0];
   if (!existsSync(other)) {

@@ -31,6 +31,14 @@
  *   whose ceiling run took more than 1.25× the CPU per request of the rule set's median
  *   ceiling run: the host slowed the machine without steal showing (same-run.ts). The
  *   1-minute load average is printed beside every run.
+ * - The generator held off its core: wrk shares its core with this process and with whatever
+ *   the machine runs there, and counts the time it waits for it into every answer in flight.
+ *   Each slice reads the run-queue time of wrk's load thread (wrk.ts); a slice in which wrk
+ *   waited longer than BENCH_GENERATOR_HELD of it (default 0.02) is taken again, up to
+ *   BENCH_SLICE_ATTEMPTS times (default 3), for bare and the service alike
+ *   (lib/measured-slice.ts says what it was seen to do to p99). Every run shows wrk's wait
+ *   (ms per second) and how many of its slices were taken again. The scrape + cycle runs are
+ *   not taken again: the first is the cold one.
  * - The generator's wake-ups: every run shows the kernel's part of the server's CPU per
  *   request and how many wake-up IPIs the generator's core received per request
  *   (lib/interrupts.ts). On a virtual machine whose idle vCPUs halt, a server that answers
@@ -65,7 +73,7 @@ import { fileURLToPath } from 'node:url';
 import { parseCli } from './lib/cli.js';
 import { loadAverage1m } from './lib/cpu-usage.js';
 import { table } from './lib/load.js';
-import { measuredSlice, type Slice } from './lib/measured-slice.js';
+import { GENERATOR_HELD_SHARE, measuredSlice, SLICE_ATTEMPTS, type Slice } from './lib/measured-slice.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
 import { apiKeysFor, outcomeRequests, routeRequests, sampleRules, type BenchRequest } from './lib/requests.js';
 import { median } from './lib/scenario-metrics.js';
@@ -108,7 +116,7 @@ const flags = parseCli({
   notes:
     'Environment: BENCH_RULE_SIZES (10,1000,100000), BENCH_TENANTS (5), BENCH_ROUNDS (5), BENCH_DURATION_S (5), BENCH_SLICE_S (1), ' +
     'BENCH_CONNECTIONS (64), BENCH_SERVER_CPU (1), BENCH_GENERATOR_CPU (0), BENCH_DISTURBED_CORES (0.15), ' +
-    'BENCH_MAX_ATTEMPTS (3), BENCH_CYCLE_RULES (1000), BENCH_SETTLE_MS (250).',
+    'BENCH_MAX_ATTEMPTS (3), BENCH_GENERATOR_HELD (0.02), BENCH_SLICE_ATTEMPTS (3), BENCH_CYCLE_RULES (1000), BENCH_SETTLE_MS (250).',
 });
 
 interface Run {
@@ -131,6 +139,12 @@ interface Run {
   othersCores: number;
   /** Cores' worth of time the hypervisor gave to other guests during the run (/proc/stat steal). */
   stealCores: number;
+  /** ms per second of the run that wrk's load thread waited for its core (the slices kept); NaN where unknown. */
+  generatorWaitMsPerS: number;
+  /** Takes of its slices refused because wrk was held off its core (lib/measured-slice.ts). */
+  slicesTakenAgain: number;
+  /** Its slices in which wrk was still held when the attempts ran out. */
+  slicesHeld: number;
   load1: number;
   disturbed: boolean;
 }
@@ -156,10 +170,13 @@ async function started(c: Promise<Child>): Promise<Child> {
 const r2 = (x: number) => Math.round(x * 100) / 100;
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 
-/** One wrk run against `server`, with its CPU and everybody else's accounted. */
-async function slice(target: Run['target'], server: Child, url: string, reqs: readonly BenchRequest[], durationS: number): Promise<Slice> {
+/**
+ * One wrk run against `server`, with its CPU and everybody else's accounted; taken again (up to
+ * `attempts` times) while wrk was held off its core.
+ */
+async function slice(target: Run['target'], server: Child, url: string, reqs: readonly BenchRequest[], durationS: number, attempts = SLICE_ATTEMPTS): Promise<Slice> {
   await turns.only(server, live);
-  return measuredSlice({ label: target, pid: server.proc.pid!, url, requests: reqs, durationS, connections: CONNECTIONS, generatorCpu: GENERATOR_CPU });
+  return measuredSlice({ label: target, pid: server.proc.pid!, url, requests: reqs, durationS, connections: CONNECTIONS, generatorCpu: GENERATOR_CPU, attempts });
 }
 
 /** Slices of one target pooled into a run: sums over their time, percentiles over all their requests. */
@@ -184,14 +201,17 @@ function pooled(target: Run['target'], rules: number, round: number, slices: rea
     generatorWakeUpsPerReq: sum((s) => s.generatorWakeUps) / requests,
     othersCores: others,
     stealCores: steal,
+    generatorWaitMsPerS: (sum((s) => s.wrk.generatorWaitS) / seconds) * 1000,
+    slicesTakenAgain: sum((s) => s.refusedWaitsS.length),
+    slicesHeld: slices.filter((s) => s.held).length,
     load1: loadAverage1m(),
     disturbed: others + steal > DISTURBED_CORES,
   };
 }
 
-/** One run of `durationS` in one piece (the scrape and cycle phases). */
-async function measure(target: Run['target'], server: Child, url: string, reqs: readonly BenchRequest[], rules: number, round: number, durationS: number): Promise<Run> {
-  return pooled(target, rules, round, [await slice(target, server, url, reqs, durationS)]);
+/** One run of `durationS` in one piece (the quiet runs, and the scrape and cycle phases with `attempts` 1). */
+async function measure(target: Run['target'], server: Child, url: string, reqs: readonly BenchRequest[], rules: number, round: number, durationS: number, attempts = SLICE_ATTEMPTS): Promise<Run> {
+  return pooled(target, rules, round, [await slice(target, server, url, reqs, durationS, attempts)]);
 }
 
 /** Median wake-ups of the generator per request, bare then route ('' where /proc/interrupts tells nothing). */
@@ -214,6 +234,8 @@ const runRow = (r: Run) => ({
   'of which kernel': r2(r.serverKernelUsPerReq),
   'wrk wake-ups/req': Number.isNaN(r.generatorWakeUpsPerReq) ? '' : r3(r.generatorWakeUpsPerReq),
   'wrk core': r2(r.generatorCore),
+  'wrk held ms/s': Number.isNaN(r.generatorWaitMsPerS) ? '' : r2(r.generatorWaitMsPerS),
+  'slices taken again': r.slicesHeld > 0 ? `${r.slicesTakenAgain} (${r.slicesHeld} still held)` : r.slicesTakenAgain,
   'others cores': r2(r.othersCores),
   'steal cores': r2(r.stealCores),
   load1: r2(r.load1),
@@ -307,7 +329,7 @@ async function main(): Promise<void> {
       for (let i = 0; i <= 3; i++) {
         let stop = false;
         const scraping = scrapeEverySecond(svc.url, () => stop);
-        const q = await measure('route', svc, svc.url, routeReqs, size, -10 - i, Math.max(DURATION_S, 6));
+        const q = await measure('route', svc, svc.url, routeReqs, size, -10 - i, Math.max(DURATION_S, 6), 1);
         stop = true;
         const { scrapes, cpuMsPerScrape } = await scraping;
         const phase = `scrape every 1 s (${scrapes}) + 5 s evaluation cycle${i === 0 ? ' (cold: the first run)' : ''}`;
@@ -351,6 +373,14 @@ async function main(): Promise<void> {
     if (ratios.slowed > 0) {
       console.log(`${size} rules: ${ratios.slowed} round(s) refused (the machine slowed: the bare server took more than ${SLOW_CEILING_FACTOR}× the CPU per request of this rule set's median ceiling run)`);
     }
+    const retaken = counted.flat().reduce((a, r) => a + r.slicesTakenAgain, 0);
+    const held = counted.flat().reduce((a, r) => a + r.slicesHeld, 0);
+    if (retaken > 0 || held > 0) {
+      console.log(
+        `${size} rules: ${retaken} slice(s) of the counted rounds taken again, wrk having waited for its core more than ${GENERATOR_HELD_SHARE} of the slice` +
+          (held > 0 ? `; ${held} still so after ${SLICE_ATTEMPTS} takes (kept, and marked in the runs' table)` : ''),
+      );
+    }
     if (ratios.generatorBound > 0) {
       console.log(
         `${size} rules: in ${ratios.generatorBound} of ${ratios.route.length} counted round(s) wrk used ≥ ${GENERATOR_BOUND_CORE} of its core in the ceiling run: ` +
@@ -379,13 +409,21 @@ async function main(): Promise<void> {
   console.log(table(memory));
   mkdirSync(RESULTS, { recursive: true });
   const file = join(RESULTS, `http-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  const settings = { sizes: SIZES, tenants: TENANTS, rounds: ROUNDS, durationS: DURATION_S, sliceS: SLICE_S, slices: SLICES, connections: CONNECTIONS, serverCpu: SERVER_CPU, generatorCpu: GENERATOR_CPU, disturbedCores: DISTURBED_CORES, keysMode, taskset: HAVE_TASKSET };
+  const settings = { sizes: SIZES, tenants: TENANTS, rounds: ROUNDS, durationS: DURATION_S, sliceS: SLICE_S, slices: SLICES, connections: CONNECTIONS, serverCpu: SERVER_CPU, generatorCpu: GENERATOR_CPU, disturbedCores: DISTURBED_CORES, generatorHeld: GENERATOR_HELD_SHARE, sliceAttempts: SLICE_ATTEMPTS, keysMode, taskset: HAVE_TASKSET };
   writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), settings, summary, cycle: cycleRows, memory, runs: runs.map(runRow) }, null, 2));
   console.log(`results: ${file}`);
 }
 
-function pick(r: Run): Record<string, number> {
-  return { 'req/s': Math.round(r.rps), 'p50 ms': r2(r.p50Ms), 'p99 ms': r2(r.p99Ms), 'others cores': r2(r.othersCores), 'steal cores': r2(r.stealCores), load1: r2(r.load1) };
+function pick(r: Run): Record<string, number | string> {
+  return {
+    'req/s': Math.round(r.rps),
+    'p50 ms': r2(r.p50Ms),
+    'p99 ms': r2(r.p99Ms),
+    'wrk held ms/s': Number.isNaN(r.generatorWaitMsPerS) ? '' : r2(r.generatorWaitMsPerS),
+    'others cores': r2(r.othersCores),
+    'steal cores': r2(r.stealCores),
+    load1: r2(r.load1),
+  };
 }
 
 /** --calibrate: the ceiling against itself, in the rounds and slices of the real runs. */
@@ -408,7 +446,7 @@ async function calibrate(): Promise<void> {
     ratios.rps.push(rb.rps / ra.rps);
     ratios.cpu.push(ra.serverUsPerReq / rb.serverUsPerReq);
     ratios.p99.push(rb.p99Ms / ra.p99Ms);
-    rows.push({ round, 'A req/s': Math.round(ra.rps), 'B req/s': Math.round(rb.rps), 'B / A': r3(rb.rps / ra.rps), 'B / A by CPU': r3(ra.serverUsPerReq / rb.serverUsPerReq), 'p99 B / A': r2(rb.p99Ms / ra.p99Ms), 'wrk core (A)': r2(ra.generatorCore), disturbed: ra.disturbed || rb.disturbed ? 'yes' : '' });
+    rows.push({ round, 'A req/s': Math.round(ra.rps), 'B req/s': Math.round(rb.rps), 'B / A': r3(rb.rps / ra.rps), 'B / A by CPU': r3(ra.serverUsPerReq / rb.serverUsPerReq), 'p99 B / A': r2(rb.p99Ms / ra.p99Ms), 'wrk core (A)': r2(ra.generatorCore), 'slices taken again': ra.slicesTakenAgain + rb.slicesTakenAgain, disturbed: ra.disturbed || rb.disturbed ? 'yes' : '' });
     console.log(table([rows[rows.length - 1]]));
   }
   await stopChild(a);

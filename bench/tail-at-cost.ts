@@ -16,7 +16,9 @@
  * server at the route's CPU per request has the route's p99, the route's tail is its cost per
  * request, not its pauses.
  *   BENCH_TAIL_SPIN_US (2,4,6), BENCH_TAIL_SLICES (8), BENCH_TAIL_OUTCOMES (1), BENCH_PROFILE_RULES (1000),
- *   BENCH_TENANTS (5), BENCH_SERVER_CPU (1), BENCH_GENERATOR_CPU (0)
+ *   BENCH_TENANTS (5), BENCH_SERVER_CPU (1), BENCH_GENERATOR_CPU (0); a slice in which wrk waited for
+ *   its core longer than BENCH_GENERATOR_HELD (0.02) of it is taken again, up to BENCH_SLICE_ATTEMPTS
+ *   (3) times, for every server alike (lib/measured-slice.ts).
  */
 import './lib/quiet-gc.js'; // first: restarts this process with the memory reducer off (see there)
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -44,7 +46,8 @@ parseCli({
   help: {},
   notes:
     'Environment: BENCH_TAIL_SPIN_US (2,4,6: µs of busy CPU per request for each slowed bare server), BENCH_TAIL_SLICES (8), ' +
-    'BENCH_TAIL_OUTCOMES (1; 0: no outcome turns), BENCH_PROFILE_RULES (1000), BENCH_TENANTS (5), BENCH_SERVER_CPU (1), BENCH_GENERATOR_CPU (0).',
+    'BENCH_TAIL_OUTCOMES (1; 0: no outcome turns), BENCH_PROFILE_RULES (1000), BENCH_TENANTS (5), BENCH_SERVER_CPU (1), BENCH_GENERATOR_CPU (0), ' +
+    'BENCH_GENERATOR_HELD (0.02: a slice in which wrk waited for its core longer than this share of it is taken again), BENCH_SLICE_ATTEMPTS (3).',
 });
 
 const env = process.env;

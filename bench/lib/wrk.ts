@@ -35,6 +35,13 @@ export interface WrkResult {
   /** CPU seconds wrk used, and the share of its core over the run. */
   generatorCpuS: number;
   generatorCore: number;
+  /**
+   * Seconds wrk's load thread spent runnable but not running (preempted, or woken and waiting
+   * for its core), from the kernel's /proc/thread-self/schedstat; NaN where it cannot be read.
+   * A generator held off its core does not read the answers waiting for it, and counts that
+   * wait into their latency: for bare and the service alike, and for every request in flight.
+   */
+  generatorWaitS: number;
   /** pid of the shell that wraps wrk (exclude it from "other processes"). */
   wrapperPid: number;
 }
@@ -107,12 +114,52 @@ local i = 0
 init = function(args)
   for j, q in ipairs(raw) do reqs[j] = wrk.format(q[1], q[2], q[3], q[4]) end
 end
+-- The load thread's time runnable but off its core (/proc/thread-self/schedstat's second
+-- field, ns), read at its first request and then every WAIT_EVERY: the last reading is at most
+-- a few ms before the run's end, and a read costs the thread a few µs per WAIT_EVERY requests.
+-- wrk calls request() once from its main thread to check the script before the load thread
+-- starts, so the second call reads too: a reading from another thread than the one before (its
+-- id, /proc/thread-self/stat's first field) starts the count again, so first and last are the
+-- load thread's.
+local WAIT_EVERY = 1024
+local calls = 0
+wait_first = -1
+wait_last = -1
+local wait_tid = -1
+local function read_first_number(path, pattern)
+  local f = io.open(path, 'r')
+  if not f then return -1 end
+  local line = f:read('*l')
+  f:close()
+  local v = line and line:match(pattern)
+  return v and tonumber(v) or -1
+end
+local function sample_wait()
+  local tid = read_first_number('/proc/thread-self/stat', '^(%d+)')
+  local delay = read_first_number('/proc/thread-self/schedstat', '^%d+ (%d+)')
+  if tid ~= wait_tid then
+    wait_tid = tid
+    wait_first = delay
+  end
+  wait_last = delay
+end
 request = function()
+  if calls % WAIT_EVERY == 0 or calls == 1 then sample_wait() end
+  calls = calls + 1
   i = i + 1
   if i > #reqs then i = 1 end
   return reqs[i]
 end
+local threads = {}
+setup = function(thread) threads[#threads + 1] = thread end
 done = function(summary, latency, requests)
+  local waited = 0
+  for _, t in ipairs(threads) do
+    local first, last = t:get('wait_first'), t:get('wait_last')
+    if first < 0 or last < 0 then waited = -1 break end
+    waited = waited + (last - first)
+  end
+  io.write(string.format('WRKWAIT %d\\n', waited))
   local e = summary.errors
   io.write(string.format('WRKJSON {"requests":%d,"duration_us":%d,"p50_us":%d,"p99_us":%d,"status":%d,"other_errors":%d}\\n',
     summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), e.status,
@@ -158,6 +205,7 @@ export function runWrk(o: WrkOptions): Promise<WrkResult> {
       const json = /WRKJSON (\{.*\})/.exec(out);
       const stat = /SHSTAT (.*)/.exec(out);
       const quantiles = /WRKQUANTILES (.*)/.exec(out);
+      const waited = /WRKWAIT (-?\d+)/.exec(out);
       // The quantile line is the hook's own: a run without it would pool as no requests at all.
       if (!json || !stat || !quantiles) return reject(new Error(`wrk failed: ${err || out}`));
       const w = JSON.parse(json[1]) as { requests: number; duration_us: number; p50_us: number; p99_us: number; status: number; other_errors: number };
@@ -175,6 +223,7 @@ export function runWrk(o: WrkOptions): Promise<WrkResult> {
         errors: w.other_errors,
         generatorCpuS,
         generatorCore: generatorCpuS / durationS,
+        generatorWaitS: waited === null || Number(waited[1]) < 0 ? NaN : Number(waited[1]) / 1e9,
         wrapperPid: sh.pid!,
       });
     });
