@@ -446,7 +446,7 @@ async function calibrate(): Promise<void> {
     ratios.rps.push(rb.rps / ra.rps);
     ratios.cpu.push(ra.serverUsPerReq / rb.serverUsPerReq);
     ratios.p99.push(rb.p99Ms / ra.p99Ms);
-    rows.push({ round, 'A req/s': Math.round(ra.rps), 'B req/s': Math.round(rb.rps), 'B / A': r3(rb.rps / ra.rps), 'B / A by CPU': r3(ra.serverUsPerReq / rb.serverUsPerReq), 'p99 B / A': r2(rb.p99Ms / ra.p99Ms), 'wrk core (A)': r2(ra.generatorCore), 'slices taken again': ra.slicesTakenAgain + rb.slicesTakenAgain, disturbed: ra.disturbed || rb.disturbed ? 'yes' : '' });
+    rows.push({ round, 'A req/s': Math.round(ra.rps), 'B req/s': Math.round(rb.rps), 'B / A': r3(rb.rps / ra.rps), 'B / A by CPU': r3(ra.serverUsPerReq / rb.serverUsPerReq), 'p99 B / A': r2(rb.p99Ms / ra.p99Ms), 'wrk core (A)': r2(ra.generatorCore), 'wrk held ms/s, A / B': `${r2(ra.generatorWaitMsPerS)} / ${r2(rb.generatorWaitMsPerS)}`, 'slices taken again': ra.slicesTakenAgain + rb.slicesTakenAgain, 'slices still held': ra.slicesHeld + rb.slicesHeld, disturbed: ra.disturbed || rb.disturbed ? 'yes' : '' });
     console.log(table([rows[rows.length - 1]]));
   }
   await stopChild(a);
