@@ -22,7 +22,9 @@
  * with little of its own CPU is a preemption; with all of it, its own work). With --sched
  * (perf, root) the front thread's preemptions are taken from the kernel's sched_switch events
  * and charged to the threads that ran meanwhile (bench/lib/sched-trace.ts): what the service's
- * own threads cost it, apart from what other processes on a busy machine do.
+ * own threads cost it, apart from what other processes on a busy machine do. Each run also shows
+ * how long wrk waited for its own core (`wrk held ms/s`, lib/measured-slice.ts): the scraper runs
+ * beside wrk, and a held wrk counts its wait into the route's p99. Runs are not taken again here.
  *
  *   npm run bench:scrape-p99 -- [--rounds 3] [--rules 1000] [--duration 6] [--phases none,scrape,cycle,both] [--other <dist/>] [--other-node-args=<flags>] [--sched]
  */
@@ -185,6 +187,8 @@ async function main(): Promise<void> {
         'p50 ms': r2(w.p50Ms),
         'p99 ms': r2(w.p99Ms),
         'p99/quiet': q == null ? '' : r2(w.p99Ms / q),
+        // wrk waiting for its core counts into p99 (lib/measured-slice.ts); the scraper runs beside it
+        'wrk held ms/s': Number.isNaN(w.generatorWaitS) ? '' : r2((w.generatorWaitS / w.durationS) * 1000),
         'front ms': Math.round(g.front),
         'pool ms': Math.round(g.pool),
         'render ms': Math.round(g.render),
