@@ -222,6 +222,9 @@ function wakeUpsColumn(runs: readonly Run[]): string {
   return bare === null || route === null ? '' : `${r3(bare)} / ${r3(route)}`;
 }
 
+/** wrk's wait for its core in a run, ms a second ('' where it could not be read). */
+const heldCell = (r: Run): number | string => (Number.isNaN(r.generatorWaitMsPerS) ? '' : r2(r.generatorWaitMsPerS));
+
 const runRow = (r: Run) => ({
   rules: r.rules,
   round: r.round,
@@ -234,7 +237,7 @@ const runRow = (r: Run) => ({
   'of which kernel': r2(r.serverKernelUsPerReq),
   'wrk wake-ups/req': Number.isNaN(r.generatorWakeUpsPerReq) ? '' : r3(r.generatorWakeUpsPerReq),
   'wrk core': r2(r.generatorCore),
-  'wrk held ms/s': Number.isNaN(r.generatorWaitMsPerS) ? '' : r2(r.generatorWaitMsPerS),
+  'wrk held ms/s': heldCell(r),
   'slices taken again': r.slicesHeld > 0 ? `${r.slicesTakenAgain} (${r.slicesHeld} still held)` : r.slicesTakenAgain,
   'others cores': r2(r.othersCores),
   'steal cores': r2(r.stealCores),
@@ -419,7 +422,7 @@ function pick(r: Run): Record<string, number | string> {
     'req/s': Math.round(r.rps),
     'p50 ms': r2(r.p50Ms),
     'p99 ms': r2(r.p99Ms),
-    'wrk held ms/s': Number.isNaN(r.generatorWaitMsPerS) ? '' : r2(r.generatorWaitMsPerS),
+    'wrk held ms/s': heldCell(r),
     'others cores': r2(r.othersCores),
     'steal cores': r2(r.stealCores),
     load1: r2(r.load1),
@@ -446,7 +449,7 @@ async function calibrate(): Promise<void> {
     ratios.rps.push(rb.rps / ra.rps);
     ratios.cpu.push(ra.serverUsPerReq / rb.serverUsPerReq);
     ratios.p99.push(rb.p99Ms / ra.p99Ms);
-    rows.push({ round, 'A req/s': Math.round(ra.rps), 'B req/s': Math.round(rb.rps), 'B / A': r3(rb.rps / ra.rps), 'B / A by CPU': r3(ra.serverUsPerReq / rb.serverUsPerReq), 'p99 B / A': r2(rb.p99Ms / ra.p99Ms), 'wrk core (A)': r2(ra.generatorCore), 'wrk held ms/s, A / B': `${r2(ra.generatorWaitMsPerS)} / ${r2(rb.generatorWaitMsPerS)}`, 'slices taken again': ra.slicesTakenAgain + rb.slicesTakenAgain, 'slices still held': ra.slicesHeld + rb.slicesHeld, disturbed: ra.disturbed || rb.disturbed ? 'yes' : '' });
+    rows.push({ round, 'A req/s': Math.round(ra.rps), 'B req/s': Math.round(rb.rps), 'B / A': r3(rb.rps / ra.rps), 'B / A by CPU': r3(ra.serverUsPerReq / rb.serverUsPerReq), 'p99 B / A': r2(rb.p99Ms / ra.p99Ms), 'wrk core (A)': r2(ra.generatorCore), 'wrk held ms/s, A / B': `${heldCell(ra)} / ${heldCell(rb)}`, 'slices taken again': ra.slicesTakenAgain + rb.slicesTakenAgain, 'slices still held': ra.slicesHeld + rb.slicesHeld, disturbed: ra.disturbed || rb.disturbed ? 'yes' : '' });
     console.log(table([rows[rows.length - 1]]));
   }
   await stopChild(a);
