@@ -37,8 +37,9 @@
  *   waited longer than BENCH_GENERATOR_HELD of it (default 0.02) is taken again, up to
  *   BENCH_SLICE_ATTEMPTS times (default 3), for bare and the service alike
  *   (lib/measured-slice.ts says what it was seen to do to p99). Every run shows wrk's wait
- *   (ms per second) and how many of its slices were taken again. The scrape + cycle runs are
- *   not taken again: the first is the cold one.
+ *   (ms per second) and how many of its slices were taken again. Of the scrape + cycle runs,
+ *   the first (the cold one) is not taken again, since a second take would be warm; the
+ *   three warm ones are.
  * - The generator's wake-ups: every run shows the kernel's part of the server's CPU per
  *   request and how many wake-up IPIs the generator's core received per request
  *   (lib/interrupts.ts). On a virtual machine whose idle vCPUs halt, a server that answers
@@ -332,11 +333,13 @@ async function main(): Promise<void> {
       for (let i = 0; i <= 3; i++) {
         let stop = false;
         const scraping = scrapeEverySecond(svc.url, () => stop);
-        const q = await measure('route', svc, svc.url, routeReqs, size, -10 - i, Math.max(DURATION_S, 6), 1);
+        // The cold run is taken once (a second take would be warm); a warm one in which wrk was
+        // held off its core is taken again like every other run, scrapes and cycles going on.
+        const q = await measure('route', svc, svc.url, routeReqs, size, -10 - i, Math.max(DURATION_S, 6), i === 0 ? 1 : SLICE_ATTEMPTS);
         stop = true;
         const { scrapes, cpuMsPerScrape } = await scraping;
         const phase = `scrape every 1 s (${scrapes}) + 5 s evaluation cycle${i === 0 ? ' (cold: the first run)' : ''}`;
-        // No ratio for a disturbed run (the first cannot be taken again: it is the cold one), nor without an undisturbed quiet run.
+        // No ratio for a disturbed run (retried neither for other processes' CPU nor, the cold one, for wrk's wait), nor without an undisturbed quiet run.
         const ratio = q.disturbed ? 'refused: disturbed' : quietP99.length === 0 ? 'refused: every quiet run disturbed' : r2(q.p99Ms / median(quietP99)!);
         cycleRows.push({ rules: size, phase, ...pick(q), disturbed: q.disturbed ? 'yes' : '', 'p99 / quiet median': ratio, 'scraper ms/scrape': r2(cpuMsPerScrape) });
       }
@@ -423,6 +426,7 @@ function pick(r: Run): Record<string, number | string> {
     'p50 ms': r2(r.p50Ms),
     'p99 ms': r2(r.p99Ms),
     'wrk held ms/s': heldCell(r),
+    'taken again': r.slicesHeld > 0 ? `${r.slicesTakenAgain} (still held)` : r.slicesTakenAgain,
     'others cores': r2(r.othersCores),
     'steal cores': r2(r.stealCores),
     load1: r2(r.load1),
