@@ -206,7 +206,7 @@ async function count(target: string, script: string, env: Record<string, string>
   vg.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<void>((resolve) => vg.once('exit', () => resolve()));
   try {
-    await waitFor(`http://${HOST}:${port}/`, 600_000);
+    await waitFor(`http://${HOST}:${port}/`, 600_000, vg);
     const raw = rawRequests(reqs, port);
     await send(port, raw, WARM_REQUESTS);
     callgrindControl(['--instr=on', String(vg.pid)]);

@@ -44,10 +44,17 @@ export interface Child {
   stop(): Promise<void>;
 }
 
-/** Resolves once `url` answers an HTTP GET (any status), or throws after `timeoutMs`. */
-export async function waitFor(url: string, timeoutMs: number): Promise<void> {
+/**
+ * Resolves once `url` answers an HTTP GET (any status), or throws after `timeoutMs`, or at
+ * once when `proc` (the process that should answer) has exited: a service that fails at start
+ * (its error is on stderr) would otherwise hold a benchmark for the whole timeout.
+ */
+export async function waitFor(url: string, timeoutMs: number, proc?: ChildProcess): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
+    if (proc !== undefined && (proc.exitCode !== null || proc.signalCode !== null)) {
+      throw new Error(`${url}: the process exited (${proc.exitCode ?? proc.signalCode}) before it answered`);
+    }
     try {
       await fetch(url, { method: 'GET' });
       return;
@@ -84,7 +91,7 @@ export async function startChild(script: string, env: Record<string, string>, ti
     detached: opts.ownProcessGroup ?? false,
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(url + '/', timeoutMs);
+  await waitFor(url + '/', timeoutMs, proc);
   return {
     proc,
     port,
