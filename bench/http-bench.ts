@@ -225,6 +225,8 @@ function wakeUpsColumn(runs: readonly Run[]): string {
 
 /** wrk's wait for its core in a run, ms a second ('' where it could not be read). */
 const heldCell = (r: Run): number | string => (Number.isNaN(r.generatorWaitMsPerS) ? '' : r2(r.generatorWaitMsPerS));
+/** A run's slices taken again, and how many were still held after their last take. */
+const takenAgainCell = (r: Run): number | string => (r.slicesHeld > 0 ? `${r.slicesTakenAgain} (${r.slicesHeld} still held)` : r.slicesTakenAgain);
 
 const runRow = (r: Run) => ({
   rules: r.rules,
@@ -239,7 +241,7 @@ const runRow = (r: Run) => ({
   'wrk wake-ups/req': Number.isNaN(r.generatorWakeUpsPerReq) ? '' : r3(r.generatorWakeUpsPerReq),
   'wrk core': r2(r.generatorCore),
   'wrk held ms/s': heldCell(r),
-  'slices taken again': r.slicesHeld > 0 ? `${r.slicesTakenAgain} (${r.slicesHeld} still held)` : r.slicesTakenAgain,
+  'slices taken again': takenAgainCell(r),
   'others cores': r2(r.othersCores),
   'steal cores': r2(r.stealCores),
   load1: r2(r.load1),
@@ -426,7 +428,7 @@ function pick(r: Run): Record<string, number | string> {
     'p50 ms': r2(r.p50Ms),
     'p99 ms': r2(r.p99Ms),
     'wrk held ms/s': heldCell(r),
-    'taken again': r.slicesHeld > 0 ? `${r.slicesTakenAgain} (still held)` : r.slicesTakenAgain,
+    'taken again': takenAgainCell(r),
     'others cores': r2(r.othersCores),
     'steal cores': r2(r.stealCores),
     load1: r2(r.load1),

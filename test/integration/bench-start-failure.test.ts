@@ -15,7 +15,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('bench startChild', () => {
   it('rejects as soon as the child exits before answering, not at its timeout', async () => {
     const script = join(dir, 'fails.mjs');
-    writeFileSync(script, "process.stderr.write('start failed on purpose\\n'); process.exit(3);\n");
+    writeFileSync(script, 'process.exit(3);\n');
     const t0 = Date.now();
     await expect(startChild(script, {}, 60_000)).rejects.toThrow(/exited \(3\) before it answered/);
     expect(Date.now() - t0).toBeLessThan(10_000);
