@@ -84,6 +84,7 @@ import { ruleSet, seed } from './lib/seed.js';
 import { stopChildrenOnSignals, TurnTaking, wakeAndStop } from './lib/turn-taking.js';
 import { HAVE_TASKSET, pinSelf, requireWrk, runWrk } from './lib/wrk.js';
 import { pooledPercentileMs } from './lib/latency-quantiles.js';
+import { describeHost, hostLine, type HostDescription } from './lib/host.js';
 
 const env = process.env;
 const SIZES = (env.BENCH_RULE_SIZES ?? '10,1000,100000').split(',').map(Number);
@@ -249,15 +250,19 @@ const runRow = (r: Run) => ({
 });
 
 /** What every mode needs first: wrk, whole-second slices, this process pinned with the generator. */
-function prepare(): void {
+/** Checks the tools, pins this process, and says what host the figures come from. */
+function prepare(): HostDescription {
   requireWrk();
   if (!Number.isInteger(SLICE_S) || SLICE_S < 1) throw new Error(`BENCH_SLICE_S must be a whole number of seconds ≥ 1 (wrk's -d), not ${env.BENCH_SLICE_S}`);
   if (!HAVE_TASKSET) console.warn('taskset not found: generator and server are not pinned; the figures include their contention');
   pinSelf(GENERATOR_CPU); // this process scrapes /metrics/ too: with the generator, off the server's core
+  const host = describeHost();
+  console.log(hostLine(host));
+  return host;
 }
 
 async function main(): Promise<void> {
-  prepare();
+  const host = prepare();
   const keysMode = !flags['no-keys'];
   const runs: Run[] = [];
   const summary: Record<string, string | number>[] = [];
@@ -418,7 +423,7 @@ async function main(): Promise<void> {
   mkdirSync(RESULTS, { recursive: true });
   const file = join(RESULTS, `http-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   const settings = { sizes: SIZES, tenants: TENANTS, rounds: ROUNDS, durationS: DURATION_S, sliceS: SLICE_S, slices: SLICES, connections: CONNECTIONS, serverCpu: SERVER_CPU, generatorCpu: GENERATOR_CPU, disturbedCores: DISTURBED_CORES, generatorHeld: GENERATOR_HELD_SHARE, sliceAttempts: SLICE_ATTEMPTS, keysMode, taskset: HAVE_TASKSET };
-  writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), settings, summary, cycle: cycleRows, memory, runs: runs.map(runRow) }, null, 2));
+  writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), host, settings, summary, cycle: cycleRows, memory, runs: runs.map(runRow) }, null, 2));
   console.log(`results: ${file}`);
 }
 
@@ -438,7 +443,7 @@ function pick(r: Run): Record<string, number | string> {
 /** --calibrate: the ceiling against itself, in the rounds and slices of the real runs. */
 async function calibrate(): Promise<void> {
   const body = JSON.stringify({ processor_id: 'p1', weight: 0.9, fallback_processor_id: 'p2', decision_source: 'rules', failure_probability: null, rule_id: 'r000001' });
-  prepare();
+  const host = prepare();
   const reqs = routeRequests(sampleRules(ruleSet(1000)), 1);
   const a = await started(startChild(join(DIST, 'bench/bare-uws.js'), { BARE_BODY: body }, 30_000, { cpus: SERVER_CPU, ownProcessGroup: true }));
   const b = await started(startChild(join(DIST, 'bench/bare-uws.js'), { BARE_BODY: body }, 30_000, { cpus: SERVER_CPU, ownProcessGroup: true }));
@@ -470,7 +475,7 @@ async function calibrate(): Promise<void> {
   console.log(table(summary));
   mkdirSync(RESULTS, { recursive: true });
   const file = join(RESULTS, `calibrate-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), settings: { rounds: ROUNDS, slices: SLICES, sliceS: SLICE_S, connections: CONNECTIONS }, summary, rounds: rows }, null, 2));
+  writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), host, settings: { rounds: ROUNDS, slices: SLICES, sliceS: SLICE_S, connections: CONNECTIONS }, summary, rounds: rows }, null, 2));
   console.log(`results: ${file}`);
 }
 
