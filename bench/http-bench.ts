@@ -249,8 +249,10 @@ const runRow = (r: Run) => ({
   disturbed: r.disturbed ? 'yes' : '',
 });
 
-/** What every mode needs first: wrk, whole-second slices, this process pinned with the generator. */
-/** Checks the tools, pins this process, and says what host the figures come from. */
+/**
+ * What every mode needs first: wrk, whole-second slices, this process pinned with the
+ * generator; returns (and prints) the host the figures come from.
+ */
 function prepare(): HostDescription {
   requireWrk();
   if (!Number.isInteger(SLICE_S) || SLICE_S < 1) throw new Error(`BENCH_SLICE_S must be a whole number of seconds ≥ 1 (wrk's -d), not ${env.BENCH_SLICE_S}`);

@@ -11,7 +11,7 @@
  * run's output and results file say which kind it ran on.
  */
 import { readFileSync } from 'node:fs';
-import { release } from 'node:os';
+import { cpus, release } from 'node:os';
 
 export interface HostDescription {
   /** /proc/cpuinfo's `model name`, or null. */
@@ -47,15 +47,14 @@ export function cpuinfoField(cpuinfo: string, key: string): string | null {
 }
 
 /** From the texts the kernel gives (null where a file could not be read). */
-export function hostFrom(cpuinfo: string | null, clocksource: string | null, cpuidleDriver: string | null, kernel: string): HostDescription {
+export function hostFrom(cpuinfo: string | null, clocksource: string | null, cpuidleDriver: string | null, kernel: string, cpuCount: number): HostDescription {
   const num = (v: string | null): number | null => (v !== null && /^\d+$/.test(v) ? Number(v) : null);
   const info = cpuinfo ?? '';
-  const cpus = info.split('\n').filter((l) => /^processor\s*:/.test(l)).length;
   return {
     cpuModel: cpuinfoField(info, 'model name'),
     cpuFamily: num(cpuinfoField(info, 'cpu family')),
     cpuModelNumber: num(cpuinfoField(info, 'model')),
-    cpus,
+    cpus: cpuCount,
     kernel,
     clocksource,
     cpuidleDriver,
@@ -69,6 +68,7 @@ export function describeHost(): HostDescription {
     readOr('/sys/devices/system/clocksource/clocksource0/current_clocksource'),
     readOr('/sys/devices/system/cpu/cpuidle/current_driver'),
     release(),
+    cpus().length,
   );
 }
 
