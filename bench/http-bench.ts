@@ -85,6 +85,7 @@ import { stopChildrenOnSignals, TurnTaking, wakeAndStop } from './lib/turn-takin
 import { HAVE_TASKSET, pinSelf, requireWrk, runWrk } from './lib/wrk.js';
 import { pooledPercentileMs } from './lib/latency-quantiles.js';
 import { describeHost, hostLine, type HostDescription } from './lib/host.js';
+import { judgeTargets, type CycleFigure, type SizeFigures } from './lib/targets.js';
 
 const env = process.env;
 const SIZES = (env.BENCH_RULE_SIZES ?? '10,1000,100000').split(',').map(Number);
@@ -422,10 +423,17 @@ async function main(): Promise<void> {
   }
   console.log('\nService RSS:');
   console.log(table(memory));
+  const targets = judgeTargets(
+    summary.map((s): SizeFigures => ({ rules: s.rules as number, 'route / bare': s['route / bare'], 'outcome / bare': s['outcome / bare'], 'route p99 / bare p99': s['route p99 / bare p99'], sizeRatio: s[`route / route at ${SIZES[0]} rules`] })),
+    cycleRows as unknown as CycleFigure[],
+    memory,
+  );
+  console.log("\nIssue 20's targets, judged from this run's figures:");
+  console.log(table(targets.map((t) => ({ target: t.target, verdict: t.verdict, figures: t.figures }))));
   mkdirSync(RESULTS, { recursive: true });
   const file = join(RESULTS, `http-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   const settings = { sizes: SIZES, tenants: TENANTS, rounds: ROUNDS, durationS: DURATION_S, sliceS: SLICE_S, slices: SLICES, connections: CONNECTIONS, serverCpu: SERVER_CPU, generatorCpu: GENERATOR_CPU, disturbedCores: DISTURBED_CORES, generatorHeld: GENERATOR_HELD_SHARE, sliceAttempts: SLICE_ATTEMPTS, keysMode, taskset: HAVE_TASKSET };
-  writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), host, settings, summary, cycle: cycleRows, memory, runs: runs.map(runRow) }, null, 2));
+  writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), host, settings, summary, targets, cycle: cycleRows, memory, runs: runs.map(runRow) }, null, 2));
   console.log(`results: ${file}`);
 }
 
