@@ -72,7 +72,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCli } from './lib/cli.js';
-import { loadAverage1m } from './lib/cpu-usage.js';
+import { loadAverage1m, mostOthers } from './lib/cpu-usage.js';
 import { table } from './lib/load.js';
 import { GENERATOR_HELD_SHARE, measuredSlice, SLICE_ATTEMPTS, type Slice } from './lib/measured-slice.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
@@ -140,6 +140,8 @@ interface Run {
   /** Wake-up IPIs the generator's core received per request (lib/interrupts.ts: what waking an idle wrk costs the server); NaN where unknown. */
   generatorWakeUpsPerReq: number;
   othersCores: number;
+  /** The other processes that used the most of othersCores, by name ('' when none used 5 ms). */
+  othersMost: string;
   /** Cores' worth of time the hypervisor gave to other guests during the run (/proc/stat steal). */
   stealCores: number;
   /** ms per second of the run that wrk's load thread waited for its core (the slices kept); NaN where unknown. */
@@ -203,6 +205,7 @@ function pooled(target: Run['target'], rules: number, round: number, slices: rea
     serverKernelUsPerReq: (sum((s) => s.serverKernelCpuS) / requests) * 1e6,
     generatorWakeUpsPerReq: sum((s) => s.generatorWakeUps) / requests,
     othersCores: others,
+    othersMost: mostOthers(slices.flatMap((s) => s.others)),
     stealCores: steal,
     generatorWaitMsPerS: (sum((s) => s.wrk.generatorWaitS) / seconds) * 1000,
     slicesTakenAgain: sum((s) => s.refusedWaitsS.length),
@@ -248,6 +251,7 @@ const runRow = (r: Run) => ({
   'steal cores': r2(r.stealCores),
   load1: r2(r.load1),
   disturbed: r.disturbed ? 'yes' : '',
+  'others, most CPU': r.othersMost,
 });
 
 /**
@@ -447,6 +451,7 @@ function pick(r: Run): Record<string, number | string> {
     'others cores': r2(r.othersCores),
     'steal cores': r2(r.stealCores),
     load1: r2(r.load1),
+    'others, most CPU': r.othersMost,
   };
 }
 

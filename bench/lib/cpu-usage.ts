@@ -41,9 +41,18 @@ export function processKernelCpuS(pid: number): number | null {
   return f === null ? null : Number(f[12]) * TICK_S;
 }
 
-/** CPU seconds of every process, by pid (children they have reaped included). */
-export function allProcessesCpu(): Map<number, number> {
-  const out = new Map<number, number>();
+/** One process in a snapshot of the machine's processes. */
+export interface ProcessCpu {
+  /** utime + stime + the reaped children's, seconds. */
+  cpuS: number;
+  ppid: number;
+  /** The command name (stat's comm, as `ps` shows it). */
+  name: string;
+}
+
+/** Every process's CPU seconds (children they have reaped included), parent and name, by pid. */
+export function allProcessesCpu(): Map<number, ProcessCpu> {
+  const out = new Map<number, ProcessCpu>();
   let entries: string[];
   try {
     entries = readdirSync('/proc');
@@ -53,23 +62,65 @@ export function allProcessesCpu(): Map<number, number> {
   for (const e of entries) {
     const pid = Number(e);
     if (!Number.isInteger(pid)) continue;
-    const s = processCpuS(pid, true);
-    if (s !== null) out.set(pid, s);
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // gone since readdir
+    }
+    const close = stat.lastIndexOf(')');
+    const f = stat.slice(close + 2).split(' ');
+    // ppid is field 4 → f[1]; utime, stime, cutime, cstime fields 14-17 → f[11..14].
+    out.set(pid, { cpuS: (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * TICK_S, ppid: Number(f[1]), name: stat.slice(stat.indexOf('(') + 1, close) });
   }
   return out;
 }
 
-/** CPU seconds other processes (not in `exclude`) used between two snapshots. */
-export function othersCpuS(before: Map<number, number>, after: Map<number, number>, exclude: ReadonlySet<number>): number {
-  let sum = 0;
-  for (const [pid, s] of after) {
-    if (exclude.has(pid)) continue;
-    sum += s - (before.get(pid) ?? 0); // a process born during the run counts from zero
+/** CPU seconds one other process used between two snapshots. */
+export interface OtherProcessCpu {
+  pid: number;
+  name: string;
+  cpuS: number;
+}
+
+/**
+ * What every process not in `exclude` used between two snapshots, by process. A process born
+ * during the run counts from zero; one that ended during it reappears whole in its parent's
+ * reaped-children time, so what it had used before the first snapshot is taken off its parent
+ * (and off the total, when the parent is not in the second snapshot either).
+ */
+export function othersByProcess(before: ReadonlyMap<number, ProcessCpu>, after: ReadonlyMap<number, ProcessCpu>, exclude: ReadonlySet<number>): OtherProcessCpu[] {
+  const byPid = new Map<number, OtherProcessCpu>();
+  for (const [pid, p] of after) {
+    if (!exclude.has(pid)) byPid.set(pid, { pid, name: p.name, cpuS: p.cpuS - (before.get(pid)?.cpuS ?? 0) });
   }
-  // A process that ended during the run reappears whole in its parent's reaped-children
-  // time: only what it used after the first snapshot counts.
-  for (const [pid, s] of before) if (!after.has(pid) && !exclude.has(pid)) sum -= s;
-  return Math.max(0, sum);
+  for (const [pid, p] of before) {
+    if (after.has(pid) || exclude.has(pid)) continue;
+    const parent = byPid.get(p.ppid);
+    if (parent !== undefined) parent.cpuS -= p.cpuS;
+    else byPid.set(pid, { pid, name: p.name, cpuS: -p.cpuS });
+  }
+  return [...byPid.values()];
+}
+
+/** CPU seconds other processes (not in `exclude`) used between two snapshots. */
+export function othersCpuS(before: ReadonlyMap<number, ProcessCpu>, after: ReadonlyMap<number, ProcessCpu>, exclude: ReadonlySet<number>): number {
+  return Math.max(0, othersByProcess(before, after, exclude).reduce((a, o) => a + o.cpuS, 0));
+}
+
+/**
+ * The other processes that used the most CPU, by name (a name's processes together), as
+ * "name ms, name ms": at most `n` of them, each at least `minMs`; '' when none did.
+ */
+export function mostOthers(others: readonly OtherProcessCpu[], n = 3, minMs = 5): string {
+  const byName = new Map<string, number>();
+  for (const o of others) byName.set(o.name, (byName.get(o.name) ?? 0) + o.cpuS);
+  return [...byName]
+    .filter(([, s]) => s * 1000 >= minMs)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([name, s]) => `${name} ${Math.round(s * 1000)} ms`)
+    .join(', ');
 }
 
 /**

@@ -16,7 +16,7 @@
  * times, for bare and the service alike; the refused takes are counted, and the slice kept
  * says whether it was still held.
  */
-import { allProcessesCpu, othersCpuS, processCpuS, processKernelCpuS, stealS } from './cpu-usage.js';
+import { allProcessesCpu, othersByProcess, processCpuS, processKernelCpuS, stealS, type OtherProcessCpu } from './cpu-usage.js';
 import { wakeUps } from './interrupts.js';
 import type { BenchRequest } from './requests.js';
 import { runWrk, type WrkResult } from './wrk.js';
@@ -33,6 +33,8 @@ export interface Slice {
   /** NaN where /proc/interrupts or a one-CPU generator pinning is missing. */
   generatorWakeUps: number;
   othersCpuS: number;
+  /** The other processes that used CPU during the slice (what makes up othersCpuS), to name them. */
+  others: OtherProcessCpu[];
   stealS: number;
   /** Takes of this slice refused before it because wrk was held off its core (each one's wait, s). */
   refusedWaitsS: number[];
@@ -83,12 +85,14 @@ async function takeOnce(o: SliceOptions): Promise<Omit<Slice, 'refusedWaitsS' | 
   const serverKernelCpuS = (processKernelCpuS(o.pid) ?? NaN) - kernelBefore;
   const generatorWakeUps = (wakeUps(o.generatorCpu) ?? NaN) - wakeUpsBefore;
   if (w.errors > 0 || w.non2xx > 0) throw new Error(`${o.label} run: ${w.non2xx} non-2xx answers, ${w.errors} socket errors`);
+  const others = othersByProcess(before, after, new Set([process.pid, o.pid, w.wrapperPid]));
   return {
     wrk: w,
     serverCpuS,
     serverKernelCpuS,
     generatorWakeUps,
-    othersCpuS: othersCpuS(before, after, new Set([process.pid, o.pid, w.wrapperPid])),
+    othersCpuS: Math.max(0, others.reduce((a, p) => a + p.cpuS, 0)),
+    others: others.filter((p) => p.cpuS > 0),
     stealS: stealBefore === null || stealAfter === null ? 0 : stealAfter - stealBefore,
   };
 }

@@ -61,6 +61,7 @@ export function judgeTargets(sizes: readonly SizeFigures[], cycle: readonly Cycl
   const smallest = sizes[0];
   const largeRss = memory.find((m) => m.rules === LARGE_RULES);
   const underLoad = cycle.filter((c) => c['p99 / quiet median'] !== undefined);
+  let warm = 0;
   return [
     judge(`route ≥ ${ROUTE_MIN} of bare uWS req/s`, perSize('route / bare'), (v) => v >= ROUTE_MIN),
     judge(`outcome ≥ ${OUTCOME_MIN} of bare uWS req/s`, perSize('outcome / bare'), (v) => v >= OUTCOME_MIN),
@@ -77,7 +78,7 @@ export function judgeTargets(sizes: readonly SizeFigures[], cycle: readonly Cycl
     ),
     judge(
       `route p99 with a scrape and evaluation cycles ≤ ${SCRAPE_CYCLE_MAX}× its quiet value`,
-      underLoad.map((c, i) => ({ label: c.phase.includes('cold') ? 'cold' : `run ${i + 1}`, value: c['p99 / quiet median'] })),
+      underLoad.map((c) => ({ label: c.phase.includes('cold') ? 'cold' : `warm ${++warm}`, value: c['p99 / quiet median'] })),
       (v) => v <= SCRAPE_CYCLE_MAX,
     ),
   ];

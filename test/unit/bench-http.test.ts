@@ -1,6 +1,6 @@
 /** The HTTP benchmark's own arithmetic: which rounds give a ratio, and whose CPU counts as "others". */
 import { describe, expect, it } from 'vitest';
-import { othersCpuS, stealFromProcStat } from '../../bench/lib/cpu-usage.js';
+import { mostOthers, othersByProcess, othersCpuS, stealFromProcStat, type ProcessCpu } from '../../bench/lib/cpu-usage.js';
 import { GC_FUNCTION } from '../../bench/lib/http-instructions.js';
 import { table } from '../../bench/lib/load.js';
 import { wakeUpsFromProcInterrupts } from '../../bench/lib/interrupts.js';
@@ -73,21 +73,40 @@ describe('same-run ratios', () => {
 });
 
 describe('other processes\' CPU', () => {
+  const proc = (cpuS: number, ppid = 0, name = 'p'): ProcessCpu => ({ cpuS, ppid, name });
+  const before = new Map([
+    [1, proc(10, 0, 'node')], // excluded (the server)
+    [2, proc(5, 0, 'beam.smp')], // grows by 1
+    [3, proc(4, 4, 'sh')], // ends during the run; its parent 4 reaps it
+    [4, proc(1, 0, 'cron')],
+    [6, proc(2, 9, 'orphan')], // ends during the run; its parent is gone too
+  ]);
+  const after = new Map([
+    [1, proc(30, 0, 'node')],
+    [2, proc(6, 0, 'beam.smp')],
+    [4, proc(1 + 4.5, 0, 'cron')], // reaped child: its whole 4.5 s lands in the parent's cutime
+    [5, proc(0.25, 2, 'beam.smp')], // born during the run
+  ]);
+
   it('counts growth, newcomers, and only the run-time part of processes that ended', () => {
-    const before = new Map([
-      [1, 10], // excluded (the server)
-      [2, 5], // grows by 1
-      [3, 4], // ends during the run; its parent 4 reaps it
-      [4, 1],
-    ]);
-    const after = new Map([
-      [1, 30],
-      [2, 6],
-      [4, 1 + 4.5], // reaped child: its whole 4.5 s lands in the parent's cutime
-      [5, 0.25], // born during the run
-    ]);
-    // 1 (pid 2) + 4.5 - 4 (pid 3 ran 0.5 s during the run) + 0.25 (pid 5) = 1.75
-    expect(othersCpuS(before, after, new Set([1]))).toBeCloseTo(1.75, 9);
+    // 1 (pid 2) + 4.5 - 4 (pid 3 ran 0.5 s during the run) + 0.25 (pid 5) - 2 (pid 6's time before the run) = -0.25 → 0
+    expect(othersCpuS(before, after, new Set([1]))).toBe(0);
+    const withoutOrphan = new Map([...before].filter(([pid]) => pid !== 6));
+    expect(othersCpuS(withoutOrphan, after, new Set([1]))).toBeCloseTo(1.75, 9);
+  });
+
+  it('names each process with what it used, a reaped child\'s run-time part on its parent', () => {
+    const others = othersByProcess(before, after, new Set([1]));
+    const byPid = Object.fromEntries(others.map((o) => [o.pid, [o.name, Number(o.cpuS.toFixed(6))]]));
+    expect(byPid).toEqual({ 2: ['beam.smp', 1], 4: ['cron', 0.5], 5: ['beam.smp', 0.25], 6: ['orphan', -2] });
+  });
+
+  it('sums the most CPU by name, largest first, within a count and a floor', () => {
+    const others = othersByProcess(before, after, new Set([1]));
+    expect(mostOthers(others)).toBe('beam.smp 1250 ms, cron 500 ms');
+    expect(mostOthers(others, 1)).toBe('beam.smp 1250 ms');
+    expect(mostOthers(others, 3, 600)).toBe('beam.smp 1250 ms');
+    expect(mostOthers([])).toBe('');
   });
 });
 

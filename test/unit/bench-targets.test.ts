@@ -37,7 +37,7 @@ describe('judgeTargets', () => {
       ['route p99 with a scrape and evaluation cycles ≤ 2× its quiet value', 'missed'],
     ]);
     expect(all[2].figures).toBe('10 rules: 1.982, 1,000 rules: 1.804, 100,000 rules: 1.459');
-    expect(all[5].figures).toBe('cold: 1.49, run 2: 1.34, run 3: 2.01');
+    expect(all[5].figures).toBe('cold: 1.49, warm 1: 1.34, warm 2: 2.01');
   });
 
   it('counts a figure on the bound as met and one past it as missed', () => {
