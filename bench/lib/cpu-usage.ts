@@ -86,8 +86,8 @@ export interface OtherProcessCpu {
 /**
  * What every process not in `exclude` used between two snapshots, by process. A process born
  * during the run counts from zero; one that ended during it reappears whole in its parent's
- * reaped-children time, so what it had used before the first snapshot is taken off its parent
- * (and off the total, when the parent is not in the second snapshot either).
+ * reaped-children time, so what it had used before the first snapshot is taken off its
+ * nearest ancestor still running (or off the total alone, when none of its ancestors is).
  */
 export function othersByProcess(before: ReadonlyMap<number, ProcessCpu>, after: ReadonlyMap<number, ProcessCpu>, exclude: ReadonlySet<number>): OtherProcessCpu[] {
   const byPid = new Map<number, OtherProcessCpu>();
@@ -96,11 +96,25 @@ export function othersByProcess(before: ReadonlyMap<number, ProcessCpu>, after: 
   }
   for (const [pid, p] of before) {
     if (after.has(pid) || exclude.has(pid)) continue;
-    const parent = byPid.get(p.ppid);
-    if (parent !== undefined) parent.cpuS -= p.cpuS;
+    const reaper = survivingAncestor(p.ppid, before, byPid);
+    if (reaper !== undefined) reaper.cpuS -= p.cpuS;
     else byPid.set(pid, { pid, name: p.name, cpuS: -p.cpuS });
   }
   return [...byPid.values()];
+}
+
+/**
+ * The nearest ancestor of an ended process still there at the second snapshot: its time went
+ * up through every ended parent's reaped-children time to that one (a hook that ended within
+ * a `git` that ended within a shell shows on the shell).
+ */
+function survivingAncestor(ppid: number, before: ReadonlyMap<number, ProcessCpu>, alive: ReadonlyMap<number, OtherProcessCpu>): OtherProcessCpu | undefined {
+  for (let up = ppid, hops = 0; up > 0 && hops < 64; hops++) {
+    const found = alive.get(up);
+    if (found !== undefined) return found;
+    up = before.get(up)?.ppid ?? 0;
+  }
+  return undefined;
 }
 
 /** CPU seconds other processes (not in `exclude`) used between two snapshots. */

@@ -101,6 +101,19 @@ describe('other processes\' CPU', () => {
     expect(byPid).toEqual({ 2: ['beam.smp', 1], 4: ['cron', 0.5], 5: ['beam.smp', 0.25], 6: ['orphan', -2] });
   });
 
+  it('takes an ended grandchild\'s time before the run off its nearest ancestor still running', () => {
+    // A shell (10) ran git (11), which ran a hook (12): both ended during the run, the hook
+    // reaped by git and git by the shell, so the shell's reaped time holds all of both.
+    const b = new Map([
+      [10, proc(1, 0, 'bash')],
+      [11, proc(0.2, 10, 'git')],
+      [12, proc(1.5, 11, 'node')],
+    ]);
+    const a = new Map([[10, proc(1 + 0.2 + 1.5 + 0.1, 0, 'bash')]]); // 0.1 s of the two in the run
+    expect(othersByProcess(b, a, new Set())).toEqual([{ pid: 10, name: 'bash', cpuS: expect.closeTo(0.1, 9) }]);
+    expect(othersCpuS(b, a, new Set())).toBeCloseTo(0.1, 9);
+  });
+
   it('sums the most CPU by name, largest first, within a count and a floor', () => {
     const others = othersByProcess(before, after, new Set([1]));
     expect(mostOthers(others)).toBe('beam.smp 1250 ms, cron 500 ms');
