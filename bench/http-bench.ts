@@ -376,6 +376,8 @@ async function main(): Promise<void> {
       'route / bare': med(ratios.route),
       'outcome / bare': med(ratios.outcome),
       'route p99 / bare p99': med(ratios.p99),
+      'route p50 / bare p50': med(ratios.p50),
+      'p99 / p50, route / bare': `${med(ratios.routeTail)} / ${med(ratios.ceilingTail)}`,
       'route / bare by CPU': med(ratios.routeByCpu),
       [`route / route at ${SIZES[0]} rules`]: reference === null ? '' : bySize.length > 0 ? r3(median(bySize)!) : 'refused: every run disturbed',
       'bare req/s': medOf('ceiling', (r) => r.rps),

@@ -21,6 +21,7 @@ import { median } from './scenario-metrics.js';
 
 export interface RunFigures {
   rps: number;
+  p50Ms: number;
   p99Ms: number;
   disturbed: boolean;
   /** Server CPU per request, µs (all the server's threads). */
@@ -46,6 +47,14 @@ export interface SameRunRatios {
   outcome: number[];
   /** Route p99 over the ceiling's p99. */
   p99: number[];
+  /**
+   * Route p50 over the ceiling's p50, and each run's own p99 over its p50: whether the route's
+   * p99 ratio is a tail of its own or its median's (a server slower than wrk holds the 64
+   * requests in its queue; a ceiling at wrk's pace answers as they come).
+   */
+  p50: number[];
+  routeTail: number[];
+  ceilingTail: number[];
   /** The ceiling's server CPU per request over the route's (1 = as cheap as bare uWS). */
   routeByCpu: number[];
   /** Counted rounds whose ceiling run was paced by the generator (GENERATOR_BOUND_CORE). */
@@ -57,7 +66,7 @@ export interface SameRunRatios {
 }
 
 export function sameRunRatios(rounds: readonly Round[]): SameRunRatios {
-  const out: SameRunRatios = { route: [], outcome: [], p99: [], routeByCpu: [], generatorBound: 0, refused: 0, slowed: 0 };
+  const out: SameRunRatios = { route: [], outcome: [], p99: [], p50: [], routeTail: [], ceilingTail: [], routeByCpu: [], generatorBound: 0, refused: 0, slowed: 0 };
   const typical = median(rounds.filter((r) => !r.ceiling.disturbed).map((r) => r.ceiling.serverUsPerReq)) ?? Infinity;
   for (const r of rounds) {
     if (r.ceiling.disturbed) {
@@ -72,6 +81,9 @@ export function sameRunRatios(rounds: readonly Round[]): SameRunRatios {
     out.route.push(r.route.rps / r.ceiling.rps);
     out.outcome.push(r.outcome.rps / r.ceiling.rps);
     out.p99.push(r.route.p99Ms / r.ceiling.p99Ms);
+    out.p50.push(r.route.p50Ms / r.ceiling.p50Ms);
+    out.routeTail.push(r.route.p99Ms / r.route.p50Ms);
+    out.ceilingTail.push(r.ceiling.p99Ms / r.ceiling.p50Ms);
     out.routeByCpu.push(r.ceiling.serverUsPerReq / r.route.serverUsPerReq);
     if (r.ceiling.generatorCore >= GENERATOR_BOUND_CORE) out.generatorBound++;
   }

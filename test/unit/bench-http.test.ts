@@ -6,7 +6,7 @@ import { table } from '../../bench/lib/load.js';
 import { wakeUpsFromProcInterrupts } from '../../bench/lib/interrupts.js';
 import { sameRunRatios, sizeRatios } from '../../bench/lib/same-run.js';
 
-const run = (rps: number, p99Ms: number, disturbed = false, serverUsPerReq = 10, generatorCore = 0.8) => ({ rps, p99Ms, disturbed, serverUsPerReq, generatorCore });
+const run = (rps: number, p99Ms: number, disturbed = false, serverUsPerReq = 10, generatorCore = 0.8, p50Ms = p99Ms / 2) => ({ rps, p50Ms, p99Ms, disturbed, serverUsPerReq, generatorCore });
 
 describe('size ratios', () => {
   it('divides each round\'s route throughput by the smallest rule set\'s, measured beside it; a disturbed run gets no ratio', () => {
@@ -36,6 +36,18 @@ describe('same-run ratios', () => {
     expect(r.routeByCpu).toEqual([0.8, 0.75]);
     expect(r.generatorBound).toBe(1);
     expect(r.refused).toBe(1);
+  });
+
+  it('tells a route p99 that is its median\'s from one with a tail of its own', () => {
+    const r = sameRunRatios([
+      // The route's p50 twice bare's, each p99 three times its p50: the p99 ratio is the median's.
+      { ceiling: run(100, 0.9, false, 10, 0.99, 0.3), route: run(80, 1.8, false, 12.5, 0.95, 0.6), outcome: run(80, 2) },
+      // The same p50s, but the route's p99 five times its p50: a tail of its own.
+      { ceiling: run(100, 0.9, false, 10, 0.99, 0.3), route: run(80, 3, false, 12.5, 0.95, 0.6), outcome: run(80, 2) },
+    ]);
+    expect(r.p50).toEqual([2, 2]);
+    expect(r.ceilingTail.map((v) => +v.toFixed(9))).toEqual([3, 3]);
+    expect(r.routeTail.map((v) => +v.toFixed(9))).toEqual([3, 5]);
   });
 
   it('refuses a round whose ceiling run was disturbed', () => {
