@@ -83,3 +83,23 @@ export function judgeTargets(sizes: readonly SizeFigures[], cycle: readonly Cycl
     ),
   ];
 }
+
+/** How a run was set up, as far as the issue's targets name it. */
+export interface RunSetup {
+  keysMode: boolean;
+  rounds: number;
+  connections: number;
+}
+
+/** The issue's set-up: an API key sent, at least 5 interleaved rounds, 64 connections. */
+export const ISSUE_MIN_ROUNDS = 5;
+export const ISSUE_CONNECTIONS = 64;
+
+/** Where a run's set-up is not the one the targets are for: one line each, none when it is. */
+export function setupCaveats(s: RunSetup): string[] {
+  const out: string[] = [];
+  if (!s.keysMode) out.push('run without API keys (--no-keys): the targets are for the service with an API key sent');
+  if (s.rounds < ISSUE_MIN_ROUNDS) out.push(`${s.rounds} round(s): the targets' ratios are medians over at least ${ISSUE_MIN_ROUNDS} interleaved rounds`);
+  if (s.connections !== ISSUE_CONNECTIONS) out.push(`${s.connections} connections: the targets were set with ${ISSUE_CONNECTIONS}`);
+  return out;
+}

@@ -1,6 +1,6 @@
 /** Issue 20's targets judged from one benchmark run's figures (bench/lib/targets.ts). */
 import { describe, expect, it } from 'vitest';
-import { judgeTargets, type CycleFigure, type MemoryFigure, type SizeFigures } from '../../bench/lib/targets.js';
+import { judgeTargets, setupCaveats, type CycleFigure, type MemoryFigure, type SizeFigures } from '../../bench/lib/targets.js';
 
 /** Figures in the shape `npm run bench` writes them (its summary, cycle and memory rows). */
 const SIZES: SizeFigures[] = [
@@ -64,5 +64,17 @@ describe('judgeTargets', () => {
     expect(verdicts(small, [], MEMORY.slice(0, 2))[RSS].verdict).toBe('not judged');
     expect(verdicts(small, [], [])[SCRAPE]).toMatchObject({ verdict: 'not judged', figures: 'not measured in this run' });
     expect(verdicts(small, [], [])[P99].verdict).toBe('missed'); // its two sizes' figures still judge it
+  });
+});
+
+describe('setupCaveats', () => {
+  it('says nothing of the issue\'s own set-up, and names each way a run departs from it', () => {
+    expect(setupCaveats({ keysMode: true, rounds: 5, connections: 64 })).toEqual([]);
+    expect(setupCaveats({ keysMode: true, rounds: 7, connections: 64 })).toEqual([]);
+    const all = setupCaveats({ keysMode: false, rounds: 3, connections: 32 });
+    expect(all).toHaveLength(3);
+    expect(all[0]).toContain('--no-keys');
+    expect(all[1]).toContain('3 round(s)');
+    expect(all[2]).toContain('32 connections');
   });
 });
