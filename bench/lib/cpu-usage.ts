@@ -8,8 +8,8 @@ import { loadavg } from 'node:os';
 
 const TICK_S = 0.01; // USER_HZ is 100 on every Linux the service targets
 
-/** The fields of /proc/<pid>/stat after comm (f[0] is field 3, state); null if the process is gone. */
-function statFields(pid: number): string[] | null {
+/** /proc/<pid>/stat: the command name (field 2) and the fields after it (fields[0] is field 3, state); null if the process is gone. */
+function procStat(pid: number): { name: string; fields: string[] } | null {
   let stat: string;
   try {
     stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -17,7 +17,20 @@ function statFields(pid: number): string[] | null {
     return null;
   }
   // Field 2 (comm) may hold spaces: split after its closing parenthesis.
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const close = stat.lastIndexOf(')');
+  return { name: stat.slice(stat.indexOf('(') + 1, close), fields: stat.slice(close + 2).split(' ') };
+}
+
+function statFields(pid: number): string[] | null {
+  return procStat(pid)?.fields ?? null;
+}
+
+/** utime + stime (+ cutime + cstime when `withChildren`) from stat's fields, in seconds. */
+function cpuOfFields(f: readonly string[], withChildren: boolean): number {
+  // utime is field 14 → f[11], stime f[12], cutime f[13], cstime f[14].
+  let ticks = Number(f[11]) + Number(f[12]);
+  if (withChildren) ticks += Number(f[13]) + Number(f[14]);
+  return ticks * TICK_S;
 }
 
 /** The process's state letter (field 3: R running, S sleeping, T stopped…); null if it is gone. */
@@ -28,11 +41,7 @@ export function processState(pid: number): string | null {
 /** utime + stime (+ cutime + cstime when `withChildren`) of one process, in seconds; null if gone. */
 export function processCpuS(pid: number, withChildren = false): number | null {
   const f = statFields(pid);
-  if (f === null) return null;
-  // utime is field 14 → f[11], stime f[12], cutime f[13], cstime f[14].
-  let ticks = Number(f[11]) + Number(f[12]);
-  if (withChildren) ticks += Number(f[13]) + Number(f[14]);
-  return ticks * TICK_S;
+  return f === null ? null : cpuOfFields(f, withChildren);
 }
 
 /** The kernel's part of processCpuS (stime alone), in seconds; null if gone. */
@@ -62,16 +71,8 @@ export function allProcessesCpu(): Map<number, ProcessCpu> {
   for (const e of entries) {
     const pid = Number(e);
     if (!Number.isInteger(pid)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    } catch {
-      continue; // gone since readdir
-    }
-    const close = stat.lastIndexOf(')');
-    const f = stat.slice(close + 2).split(' ');
-    // ppid is field 4 → f[1]; utime, stime, cutime, cstime fields 14-17 → f[11..14].
-    out.set(pid, { cpuS: (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * TICK_S, ppid: Number(f[1]), name: stat.slice(stat.indexOf('(') + 1, close) });
+    const st = procStat(pid);
+    if (st !== null) out.set(pid, { cpuS: cpuOfFields(st.fields, true), ppid: Number(st.fields[1]), name: st.name }); // ppid: field 4
   }
   return out;
 }
@@ -117,9 +118,9 @@ function survivingAncestor(ppid: number, before: ReadonlyMap<number, ProcessCpu>
   return undefined;
 }
 
-/** CPU seconds other processes (not in `exclude`) used between two snapshots. */
-export function othersCpuS(before: ReadonlyMap<number, ProcessCpu>, after: ReadonlyMap<number, ProcessCpu>, exclude: ReadonlySet<number>): number {
-  return Math.max(0, othersByProcess(before, after, exclude).reduce((a, o) => a + o.cpuS, 0));
+/** The CPU seconds other processes used in all (othersByProcess's list; at least 0). */
+export function othersCpuS(others: readonly OtherProcessCpu[]): number {
+  return Math.max(0, others.reduce((a, o) => a + o.cpuS, 0));
 }
 
 /**

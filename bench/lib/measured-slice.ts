@@ -16,7 +16,7 @@
  * times, for bare and the service alike; the refused takes are counted, and the slice kept
  * says whether it was still held.
  */
-import { allProcessesCpu, othersByProcess, processCpuS, processKernelCpuS, stealS, type OtherProcessCpu } from './cpu-usage.js';
+import { allProcessesCpu, othersByProcess, othersCpuS, processCpuS, processKernelCpuS, stealS, type OtherProcessCpu } from './cpu-usage.js';
 import { wakeUps } from './interrupts.js';
 import type { BenchRequest } from './requests.js';
 import { runWrk, type WrkResult } from './wrk.js';
@@ -91,7 +91,7 @@ async function takeOnce(o: SliceOptions): Promise<Omit<Slice, 'refusedWaitsS' | 
     serverCpuS,
     serverKernelCpuS,
     generatorWakeUps,
-    othersCpuS: Math.max(0, others.reduce((a, p) => a + p.cpuS, 0)),
+    othersCpuS: othersCpuS(others),
     others: others.filter((p) => p.cpuS > 0),
     stealS: stealBefore === null || stealAfter === null ? 0 : stealAfter - stealBefore,
   };

@@ -47,9 +47,9 @@ export const RSS_MAX_MB = 300;
 export const SCRAPE_CYCLE_MAX = 2;
 
 /** One verdict from figures and a test each must pass: met when all pass, missed when one fails, not judged without a number. */
-function judge(target: string, figures: readonly { label: string; value: Figure | undefined }[], ok: (v: number) => boolean): TargetVerdict {
+function judge(target: string, figures: readonly { label: string; value: Figure }[], ok: (v: number) => boolean): TargetVerdict {
   if (figures.length === 0) return { target, figures: 'not measured in this run', verdict: 'not judged' };
-  const shown = figures.map((f) => `${f.label}: ${f.value === undefined ? 'not measured' : f.value}`).join(', ');
+  const shown = figures.map((f) => `${f.label}: ${f.value}`).join(', ');
   const numbers = figures.map((f) => f.value).filter((v): v is number => typeof v === 'number');
   if (numbers.some((v) => !ok(v))) return { target, figures: shown, verdict: 'missed' };
   return { target, figures: shown, verdict: numbers.length === figures.length ? 'met' : 'not judged' };
@@ -60,7 +60,7 @@ export function judgeTargets(sizes: readonly SizeFigures[], cycle: readonly Cycl
   const large = sizes.find((s) => s.rules === LARGE_RULES);
   const smallest = sizes[0];
   const largeRss = memory.find((m) => m.rules === LARGE_RULES);
-  const underLoad = cycle.filter((c) => c['p99 / quiet median'] !== undefined);
+  const underLoad = cycle.filter((c): c is Required<CycleFigure> => c['p99 / quiet median'] !== undefined);
   let warm = 0;
   return [
     judge(`route ≥ ${ROUTE_MIN} of bare uWS req/s`, perSize('route / bare'), (v) => v >= ROUTE_MIN),

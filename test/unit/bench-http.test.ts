@@ -102,9 +102,9 @@ describe('other processes\' CPU', () => {
 
   it('counts growth, newcomers, and only the run-time part of processes that ended', () => {
     // 1 (pid 2) + 4.5 - 4 (pid 3 ran 0.5 s during the run) + 0.25 (pid 5) - 2 (pid 6's time before the run) = -0.25 → 0
-    expect(othersCpuS(before, after, new Set([1]))).toBe(0);
+    expect(othersCpuS(othersByProcess(before, after, new Set([1])))).toBe(0);
     const withoutOrphan = new Map([...before].filter(([pid]) => pid !== 6));
-    expect(othersCpuS(withoutOrphan, after, new Set([1]))).toBeCloseTo(1.75, 9);
+    expect(othersCpuS(othersByProcess(withoutOrphan, after, new Set([1])))).toBeCloseTo(1.75, 9);
   });
 
   it('names each process with what it used, a reaped child\'s run-time part on its parent', () => {
@@ -123,7 +123,7 @@ describe('other processes\' CPU', () => {
     ]);
     const a = new Map([[10, proc(1 + 0.2 + 1.5 + 0.1, 0, 'bash')]]); // 0.1 s of the two in the run
     expect(othersByProcess(b, a, new Set())).toEqual([{ pid: 10, name: 'bash', cpuS: expect.closeTo(0.1, 9) }]);
-    expect(othersCpuS(b, a, new Set())).toBeCloseTo(0.1, 9);
+    expect(othersCpuS(othersByProcess(b, a, new Set()))).toBeCloseTo(0.1, 9);
   });
 
   it('sums the most CPU by name, largest first, within a count and a floor', () => {
