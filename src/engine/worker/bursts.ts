@@ -10,13 +10,34 @@
  * cost is one short sleep per burst (~0.06 ms with the kernel's timer slack).
  * The sleep is Atomics.wait on a private cell nobody notifies (a thread may block; node's
  * front thread could too, but is never asked to: it must not sleep).
+ *
+ * How long it sleeps depends on whether the thread shares the front thread's core. With more
+ * than one CPU it has a core of its own most of the time: a token sleep (PAUSE_MS), so a cycle
+ * runs at full speed. On one CPU (a one-CPU machine, or a process pinned to one core, as
+ * `npm run bench` pins the service) a token sleep gave the core back for ~0.06 ms only: the
+ * pool thread, having waited, was let preempt the front thread again as soon as it woke, so
+ * its bursts came three in a row, ~0.9 ms with the front thread held, once every scheduler
+ * tick (4 ms) for the 100-180 ms of a cycle at 100,000 rules (`perf sched timehist`, 2026-12-01).
+ * Sleeping SHARED_CORE_PAUSE_MS (three bursts' length) instead, the front thread runs ~0.8 ms
+ * between two bursts and no request waits for more than one: the thread's share of the core
+ * stays the quarter its nice value gives it anyway (priority.ts), so a cycle on a busy core
+ * takes as long as before, and on an idle one-CPU machine up to four times as long (a cycle
+ * of 100,000 rules: tens of ms of work, in an interval of seconds).
  */
+import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 
 /** Work between two sleeps, ms. */
 export const BURST_MS = 0.25;
-/** The sleep, ms (the kernel rounds it up by its timer slack, 0.05 ms by default). */
+/** The sleep on a machine with more than one CPU, ms (the kernel rounds it up by its timer slack, 0.05 ms by default). */
 export const PAUSE_MS = 0.01;
+/** The sleep when the thread shares one CPU with the front thread, ms: three bursts' length, about the quarter of the core nice +5 gives the thread. */
+export const SHARED_CORE_PAUSE_MS = 3 * BURST_MS;
+
+/** The sleep after a burst for a process that may run on `cpus` CPUs. */
+export function pauseMsFor(cpus: number): number {
+  return cpus <= 1 ? SHARED_CORE_PAUSE_MS : PAUSE_MS;
+}
 /**
  * Pieces of trivial work (tens of ns each: a rule with nothing to judge) between two reads of
  * the clock. A read costs more than such a piece (performance.now() ~50 ns here), and at
@@ -35,7 +56,8 @@ export class Bursts {
 
   constructor(
     private readonly burstMs = BURST_MS,
-    private readonly pauseMs = PAUSE_MS,
+    // os.availableParallelism() follows the affinity mask (taskset), as gc-helpers.ts's choice does.
+    readonly pauseMs = pauseMsFor(availableParallelism()),
   ) {}
 
   /** Begins a burst (at the start of a task: the thread was idle before it). */
