@@ -11,33 +11,37 @@
  * The sleep is Atomics.wait on a private cell nobody notifies (a thread may block; node's
  * front thread could too, but is never asked to: it must not sleep).
  *
- * How long it sleeps depends on whether the thread shares the front thread's core. With more
- * than one CPU it has a core of its own most of the time: a token sleep (PAUSE_MS), so a cycle
- * runs at full speed. On one CPU (a one-CPU machine, or a process pinned to one core, as
- * `npm run bench` pins the service) a token sleep gave the core back for ~0.06 ms only: the
- * pool thread, having waited, was let preempt the front thread again as soon as it woke, so
- * its bursts came three in a row, ~0.9 ms with the front thread held, once every scheduler
- * tick (4 ms) for the 100-180 ms of a cycle at 100,000 rules (`perf sched timehist`, 2026-12-01).
- * Sleeping SHARED_CORE_PAUSE_MS (three bursts' length) instead, the front thread runs ~0.8 ms
- * between two bursts and no request waits for more than one: the thread's share of the core
- * stays the quarter its nice value gives it anyway (priority.ts), so a cycle on a busy core
- * takes as long as before, and on an idle one-CPU machine up to four times as long (a cycle
- * of 100,000 rules: tens of ms of work, in an interval of seconds).
+ * How long it sleeps depends on whether the core is contended. A token sleep (PAUSE_MS) while
+ * the thread wakes on time: a core of its own, or an idle one, where a cycle or a rendering
+ * runs at full speed. But beside a busy front thread on one core (a one-CPU machine, or the
+ * service pinned to one core, as `npm run bench` pins it) a token sleep gave the core back for
+ * ~0.06 ms only: the thread, having waited, was let preempt the front thread again as soon as
+ * it woke, so its bursts came three in a row, ~0.9 ms with the front thread held, once every
+ * scheduler tick (4 ms), for the 50-180 ms of a cycle at 100,000 rules (`perf sched timehist`,
+ * 2026-12-01). Such a thread also wakes late now and then (the front thread kept the core
+ * until its tick): after a wake-up more than CONTENDED_LATE_MS late, it sleeps
+ * SHARED_CORE_PAUSE_MS (three bursts' length) for the next CONTENDED_HOLD_MS. The front thread
+ * then runs ~0.8 ms between two bursts and no request waits for more than one, while the
+ * thread's share stays the quarter of the core its nice value gives it anyway (priority.ts).
  */
-import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 
 /** Work between two sleeps, ms. */
 export const BURST_MS = 0.25;
-/** The sleep on a machine with more than one CPU, ms (the kernel rounds it up by its timer slack, 0.05 ms by default). */
+/** The sleep on a core the thread does not have to share, ms (the kernel rounds it up by its timer slack, 0.05 ms by default). */
 export const PAUSE_MS = 0.01;
-/** The sleep when the thread shares one CPU with the front thread, ms: three bursts' length, about the quarter of the core nice +5 gives the thread. */
+/** The sleep on a contended core, ms: three bursts' length, about the quarter of the core nice +5 gives the thread. */
 export const SHARED_CORE_PAUSE_MS = 3 * BURST_MS;
+/** A wake-up later than this after the sleep asked for (ms) means another thread had the core. */
+export const CONTENDED_LATE_MS = 0.5;
+/** How long the shared-core sleep is kept after a late wake-up, ms. */
+export const CONTENDED_HOLD_MS = 1000;
 
-/** The sleep after a burst for a process that may run on `cpus` CPUs. */
-export function pauseMsFor(cpus: number): number {
-  return cpus <= 1 ? SHARED_CORE_PAUSE_MS : PAUSE_MS;
+/** Whether a sleep of `askedMs` that took `tookMs` woke late: another thread had the core meanwhile. */
+export function wokeLate(askedMs: number, tookMs: number): boolean {
+  return tookMs > askedMs + CONTENDED_LATE_MS;
 }
+
 /**
  * Pieces of trivial work (tens of ns each: a rule with nothing to judge) between two reads of
  * the clock. A read costs more than such a piece (performance.now() ~50 ns here), and at
@@ -49,20 +53,30 @@ export const TRIVIAL_PIECES_PER_CHECK = 64;
 export class Bursts {
   private readonly cell = new Int32Array(new SharedArrayBuffer(4));
   private started = performance.now();
-  /** Sleeps taken so far (tests, benches). */
+  /** performance.now() until which the thread sleeps sharedPauseMs (set by a late wake-up). */
+  private contendedUntil = -Infinity;
+  /** Sleeps taken so far, and those of them on a contended core (tests, benches). */
   pauses = 0;
+  contendedPauses = 0;
   /** Trivial pieces since the clock was last read (pauseAfterTrivial). */
   private trivial = 0;
 
   constructor(
     private readonly burstMs = BURST_MS,
-    // os.availableParallelism() follows the affinity mask (taskset), as gc-helpers.ts's choice does.
-    readonly pauseMs = pauseMsFor(availableParallelism()),
+    private readonly pauseMs = PAUSE_MS,
+    private readonly sharedPauseMs = SHARED_CORE_PAUSE_MS,
+    /** Sleeps `ms` (tests replace it: a sleep that ends late stands for a contended core). */
+    private readonly sleep: (ms: number) => void = (ms) => void Atomics.wait(this.cell, 0, 0, ms),
   ) {}
 
   /** Begins a burst (at the start of a task: the thread was idle before it). */
   begin(): void {
     this.started = performance.now();
+  }
+
+  /** Whether the thread is sleeping the shared-core length now (a late wake-up within CONTENDED_HOLD_MS). */
+  contended(): boolean {
+    return performance.now() < this.contendedUntil;
   }
 
   /**
@@ -71,10 +85,16 @@ export class Bursts {
    */
   pause(): boolean {
     this.trivial = 0;
-    if (performance.now() - this.started < this.burstMs) return false;
-    Atomics.wait(this.cell, 0, 0, this.pauseMs);
+    const t = performance.now();
+    if (t - this.started < this.burstMs) return false;
+    const shared = t < this.contendedUntil;
+    const askedMs = shared ? this.sharedPauseMs : this.pauseMs;
+    this.sleep(askedMs);
+    const woke = performance.now();
     this.pauses++;
-    this.started = performance.now();
+    if (shared) this.contendedPauses++;
+    if (wokeLate(askedMs, woke - t)) this.contendedUntil = woke + CONTENDED_HOLD_MS;
+    this.started = woke;
     return true;
   }
 

@@ -31,7 +31,7 @@ const bursts = isMainThread ? null : new Bursts();
 if (!isMainThread && (workerData as PoolThreadData | undefined)?.warmUp === true) {
   try {
     const r = warmUp(evaluate, forgetViews);
-    log.info('evaluation thread warmed up', { ms: Math.round(r.ms), evaluations: r.evaluations, transitions: r.transitions, pauseMs: bursts?.pauseMs });
+    log.info('evaluation thread warmed up', { ms: Math.round(r.ms), evaluations: r.evaluations, transitions: r.transitions });
   } catch (e) {
     log.warn('evaluation thread warm-up failed; the first cycles compile instead', { error: String(e) });
   }
