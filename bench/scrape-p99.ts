@@ -45,13 +45,15 @@ import { threadGroupsBetween, threadSamples } from './lib/thread-cpu.js';
 import { requireWrk, runWrk } from './lib/wrk.js';
 import type { ProbeReport } from './lib/front-probe.js';
 import { DEFAULT_METRICS_RENDER_NICE } from '../src/config.js';
-import { POOL_THREAD_NICE_INCREMENT } from '../src/engine/worker/priority.js';
+import { POOL_THREAD_NICE_INCREMENT, ROUTINE_THREAD_NICE_INCREMENT } from '../src/engine/worker/priority.js';
 
 const SERVER_CPU = process.env.BENCH_SERVER_CPU ?? '1';
 const GENERATOR_CPU = process.env.BENCH_GENERATOR_CPU ?? '0';
 const CONNECTIONS = 64;
 const TENANTS = 5;
 const PHASES = ['none', 'scrape', 'cycle', 'both'] as const;
+/** The pool's two sets of threads, told apart from the render thread by their nice values. */
+const POOL_NICES = [POOL_THREAD_NICE_INCREMENT, ROUTINE_THREAD_NICE_INCREMENT];
 type Phase = (typeof PHASES)[number];
 
 const flags = parseCli({
@@ -157,11 +159,11 @@ async function main(): Promise<void> {
       stopScrape = true;
       const { scrapes } = await scraping;
       const after = threadSamples(pid);
-      const g = threadGroupsBetween(pid, before, after, POOL_THREAD_NICE_INCREMENT, DEFAULT_METRICS_RENDER_NICE);
+      const g = threadGroupsBetween(pid, before, after, POOL_NICES, DEFAULT_METRICS_RENDER_NICE);
       const p = await readProbe(svc);
       const base = after.find((t) => t.tid === pid)?.nice ?? 0;
       const classes = new Map<number, ThreadClass>(
-        after.map((t) => [t.tid, t.nice === base + POOL_THREAD_NICE_INCREMENT ? 'pool' : t.nice === Math.min(19, base + DEFAULT_METRICS_RENDER_NICE) ? 'render' : 'helper']),
+        after.map((t) => [t.tid, POOL_NICES.some((n) => t.nice === Math.min(19, base + n)) ? 'pool' : t.nice === Math.min(19, base + DEFAULT_METRICS_RENDER_NICE) ? 'render' : 'helper']),
       );
       const sp = trace === null ? null : await trace.stop(pid, (tid) => classes.get(tid));
       const sched: Record<string, string | number> =

@@ -1,7 +1,8 @@
 /**
  * CPU time of each of a process's threads (Linux: /proc/<pid>/task/<tid>/sched, ns precision),
  * grouped by what the thread is in the service: the front thread (tid = pid), the evaluation
- * pool (nice raised by POOL_THREAD_NICE_INCREMENT), the metrics render thread (nice raised by
+ * pool (nice raised by POOL_THREAD_NICE_INCREMENT, or by ROUTINE_THREAD_NICE_INCREMENT for the
+ * cycle's threads), the metrics render thread (nice raised by
  * SERVICE_METRICS_RENDER_NICE) and the rest (V8's GC and compiler helpers, libuv's pool, LMDB).
  * Used to see which threads took a shared core while a benchmark ran.
  */
@@ -54,7 +55,7 @@ export interface ThreadGroups {
 }
 
 /** CPU ms each group used between two samples (threads born meanwhile count from zero). */
-export function threadGroupsBetween(pid: number, before: ThreadSample[], after: ThreadSample[], poolNice: number, renderNice: number): ThreadGroups {
+export function threadGroupsBetween(pid: number, before: ThreadSample[], after: ThreadSample[], poolNices: readonly number[], renderNice: number): ThreadGroups {
   const was = new Map(before.map((s) => [s.tid, s]));
   const g: ThreadGroups = { front: 0, pool: 0, render: 0, other: 0, frontPreempted: 0, others: '' };
   const order = after.map((s) => s.tid).sort((a, b) => a - b);
@@ -66,7 +67,7 @@ export function threadGroupsBetween(pid: number, before: ThreadSample[], after: 
     if (s.tid === pid) {
       g.front += ms;
       g.frontPreempted += s.involuntary - (b?.involuntary ?? 0);
-    } else if (s.nice === Math.min(19, base + poolNice)) g.pool += ms;
+    } else if (poolNices.some((n) => s.nice === Math.min(19, base + n))) g.pool += ms;
     else if (s.nice === Math.min(19, base + renderNice)) g.render += ms;
     else {
       g.other += ms;

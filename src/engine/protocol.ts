@@ -30,7 +30,27 @@ export interface EvaluateTask {
   config: TenantEngineConfig;
   /** Cluster follower: refresh published health only (the leader's table carries the rest). */
   healthOnly?: boolean;
+  /**
+   * A task of the periodic cycle: it runs on the routine threads (lower priority than the
+   * early evaluations' threads: worker-pool.ts), and may be cut short through yieldCell.
+   */
+  routine?: boolean;
+  /**
+   * On a SharedArrayBuffer, one Int32 that the scheduler and the worker both change with
+   * compare-and-swap: the worker claims it (YIELD_NONE → YIELD_STARTED) as the task begins;
+   * the scheduler asks (→ YIELD_ASKED) when an early evaluation of the shard is asked for. Asked
+   * before the claim, the task touches nothing and the scheduler gives the shard to the early
+   * evaluation at once (a routine thread may still be loading, or busy with another tenant);
+   * asked after it, the worker stops at its next pause point and returns what it has judged
+   * (`yielded`), so an early evaluation never waits for a whole cycle task.
+   */
+  yieldCell?: Int32Array;
 }
+
+/** yieldCell values. */
+export const YIELD_NONE = 0;
+export const YIELD_STARTED = 1;
+export const YIELD_ASKED = 2;
 
 export interface EvaluateResult {
   transitions: Transition[];
@@ -46,6 +66,11 @@ export interface EvaluateResult {
   followUpAtMs?: number;
   /** Echoes the task's healthOnly: nothing was decided. */
   healthOnly?: boolean;
+  /**
+   * The task stopped early because an early evaluation asked for the shard (yieldCell): only
+   * the slots before the stop were evaluated; that early evaluation covers the whole shard.
+   */
+  yielded?: boolean;
 }
 
 const ids = new WeakMap<SharedTables, number>();

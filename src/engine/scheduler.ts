@@ -8,12 +8,22 @@
  * the usual gap: a hard outage of one rule is judged in well under a millisecond of pool time
  * however many rules its tenant has, which keeps failover fast while the pool threads run at
  * a low priority (worker/priority.ts).
+ *
+ * The cycle's tasks are routine: they run on the pool's lower-priority threads, handed over no
+ * faster than those threads take them (a shard waiting for its turn is still the scheduler's),
+ * and one that holds a shard when an early evaluation asks for it gives the shard up: at once
+ * if it has not begun (its thread still loading or busy: it will touch nothing), else at its
+ * next pause point, returning what it has judged (its yield cell, protocol.ts). The early
+ * evaluation runs on its own threads and covers the whole shard.
  */
 import { RI_ACTIVE, RI_GENERATION } from '../shm/layout.js';
 import type { SharedTables } from '../shm/tables.js';
 import type { Transition } from './transitions.js';
 import {
   tablesIdOf,
+  YIELD_ASKED,
+  YIELD_NONE,
+  YIELD_STARTED,
   type EvaluateResult,
   type EvaluateTask,
   type TenantEngineConfig,
@@ -77,6 +87,8 @@ interface ShardState {
   /** A follow-up the last task asked for (a processor in slow-start recovery), and when. */
   followUp: ReturnType<typeof setTimeout> | undefined;
   followUpAtMs: number;
+  /** While a routine (cycle) task holds the shard: the cell that asks it to stop early. */
+  yieldCell: Int32Array | null;
 }
 
 export class EngineScheduler {
@@ -87,6 +99,11 @@ export class EngineScheduler {
   private readonly intervalMs: number;
   private readonly earlyGapMs: number;
   private readonly shards = new Map<string, ShardState>();
+  /** The cycle's tasks not yet handed to the pool, in order, and their shards. */
+  private readonly routineQueue: { spec: ShardSpec; done: () => void }[] = [];
+  private readonly queued = new Set<string>();
+  /** Lanes handing the routine queue to the pool (at most runner.routineThreads). */
+  private lanes = 0;
   private interval: ReturnType<typeof setInterval> | undefined;
   private stopped = false;
   private readonly counters: SchedulerStats = {
@@ -129,15 +146,17 @@ export class EngineScheduler {
     for (const spec of this.opts.getShards()) {
       seen.add(spec.shardId);
       const st = this.state(spec.shardId);
-      if (st.running !== null) {
+      if (st.running !== null || this.queued.has(spec.shardId)) {
         this.counters.overrunsSkipped++;
         continue;
       }
-      tasks.push(this.dispatch(st, spec));
+      this.queued.add(spec.shardId);
+      tasks.push(new Promise<void>((done) => this.routineQueue.push({ spec, done })));
     }
     for (const [id, st] of this.shards) {
-      if (!seen.has(id) && st.running === null && st.timer === undefined && st.followUp === undefined) this.shards.delete(id);
+      if (!seen.has(id) && !this.queued.has(id) && st.running === null && st.timer === undefined && st.followUp === undefined) this.shards.delete(id);
     }
+    this.startLanes();
     await Promise.all(tasks);
     const end = this.now();
     this.counters.lastCycleMs = end - t0;
@@ -145,10 +164,32 @@ export class EngineScheduler {
     this.opts.onCycle?.(end - t0);
   }
 
+  /** Starts lanes up to the routine threads' number while tasks wait (runCycle). */
+  private startLanes(): void {
+    const limit = this.runner.routineThreads ?? Infinity;
+    // Counted before the loop: a lane takes its first task as it starts.
+    for (let waiting = this.routineQueue.length; this.lanes < limit && waiting > 0; waiting--) {
+      this.lanes++;
+      void this.lane().finally(() => this.lanes--);
+    }
+  }
+
+  /** Hands the routine queue's tasks to the pool one at a time, each once the one before is done. */
+  private async lane(): Promise<void> {
+    for (let item = this.routineQueue.shift(); item !== undefined; item = this.routineQueue.shift()) {
+      this.queued.delete(item.spec.shardId);
+      const st = this.state(item.spec.shardId);
+      // An early evaluation took the shard while it waited: it covers the whole shard.
+      if (st.running === null && !this.stopped) await this.dispatch(st, item.spec, true);
+      item.done();
+    }
+  }
+
   /**
    * Resolves once the pool has run an empty task (no slots: it touches nothing) within
    * `timeoutMs`; rejects when the pool is stopped, broken or too busy to answer in time.
-   * Readiness uses it.
+   * Readiness uses it. On the early evaluations' threads, the ones failover needs: the cycle's
+   * show in readiness through the cycle's own age (readiness.ts).
    */
   ping(config: TenantEngineConfig, timeoutMs: number): Promise<void> {
     if (this.stopped) return Promise.reject(new Error('the worker pool is stopped'));
@@ -178,6 +219,7 @@ export class EngineScheduler {
     const st = this.state(shardId);
     st.earlyPending = true;
     st.earlySlots = null;
+    this.askToYield(st);
     this.tryEarly(shardId, st);
   }
 
@@ -194,6 +236,7 @@ export class EngineScheduler {
       st.earlyPending = true;
       st.earlySlots = new Set([slot]);
     } else st.earlySlots?.add(slot);
+    this.askToYield(st);
     this.tryEarly(shardId, st);
   }
 
@@ -212,6 +255,9 @@ export class EngineScheduler {
     if (this.stopped) return;
     this.stopped = true;
     clearInterval(this.interval);
+    // Tasks not handed over yet are not run; their cycles end.
+    for (const item of this.routineQueue.splice(0)) item.done();
+    this.queued.clear();
     const running: Promise<void>[] = [];
     for (const st of this.shards.values()) {
       clearTimeout(st.timer);
@@ -228,10 +274,24 @@ export class EngineScheduler {
     return { ...this.counters };
   }
 
+  /**
+   * A routine task holding the shard gives it up: one not begun yet is let go at once (it will
+   * touch nothing, and its result is ignored: execute), one running stops at its next pause
+   * point (worker/entry.ts) and the early evaluation follows it.
+   */
+  private askToYield(st: ShardState): void {
+    const cell = st.yieldCell;
+    if (cell === null) return;
+    if (Atomics.compareExchange(cell, 0, YIELD_NONE, YIELD_ASKED) === YIELD_NONE) {
+      st.running = null;
+      st.yieldCell = null;
+    } else Atomics.compareExchange(cell, 0, YIELD_STARTED, YIELD_ASKED);
+  }
+
   private state(shardId: string): ShardState {
     let st = this.shards.get(shardId);
     if (st === undefined) {
-      st = { running: null, earlyPending: false, earlySlots: null, lastEarlyMs: -Infinity, timer: undefined, followUp: undefined, followUpAtMs: Infinity };
+      st = { running: null, earlyPending: false, earlySlots: null, lastEarlyMs: -Infinity, timer: undefined, followUp: undefined, followUpAtMs: Infinity, yieldCell: null };
       this.shards.set(shardId, st);
     }
     return st;
@@ -272,7 +332,10 @@ export class EngineScheduler {
     return undefined;
   }
 
-  private dispatch(st: ShardState, spec: ShardSpec): Promise<void> {
+  /** Runs a task on the shard: an early one, or a routine (cycle) one that may be asked to yield. */
+  private dispatch(st: ShardState, spec: ShardSpec, routine = false): Promise<void> {
+    const yieldCell = routine ? new Int32Array(new SharedArrayBuffer(4)) : null;
+    st.yieldCell = yieldCell;
     const task: EvaluateTask = {
       tablesId: this.tablesId,
       segments: this.tables.segments(),
@@ -280,6 +343,7 @@ export class EngineScheduler {
       nowMs: this.now(),
       config: spec.config,
       ...(spec.healthOnly === true && { healthOnly: true }),
+      ...(yieldCell !== null && { routine: true, yieldCell }),
     };
     const p = this.execute(st, spec.shardId, task);
     st.running = p;
@@ -294,7 +358,10 @@ export class EngineScheduler {
     } catch (err) {
       error = err;
     }
+    // Let go before it began (askToYield): it judged nothing, and the shard is another task's now.
+    if (task.yieldCell !== undefined && st.yieldCell !== task.yieldCell) return;
     st.running = null;
+    st.yieldCell = null;
     try {
       if (result !== undefined) {
         this.deliver(shardId, result);

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, getPriority } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
-import { POOL_THREAD_NICE_INCREMENT } from '../../src/engine/worker/priority.js';
+import { POOL_THREAD_NICE_INCREMENT, ROUTINE_THREAD_NICE_INCREMENT } from '../../src/engine/worker/priority.js';
 import { startServer, stopAllServers } from '../helpers/server.js';
 import { until } from '../helpers/until.js';
 import { DEFAULT_METRICS_RENDER_NICE } from '../../src/config.js';
@@ -28,7 +28,7 @@ const base = getPriority(0); // the server inherits this process's nice value
 const onLinux = process.platform === 'linux' && base + 1 <= 19;
 
 describe.skipIf(!onLinux)('pool thread priority', () => {
-  it('lowers the pool threads and the metrics render thread only: the front thread and the other threads keep the process priority', async () => {
+  it('lowers the pool threads (the cycle\'s below the early evaluations\') and the metrics render thread only: the front thread and the other threads keep the process priority', async () => {
     const s = await startServer({ jitWarmUp: true });
     expect((await s.request('GET', '/ready')).status).toBe(200); // the pool has answered a task
     // The render thread starts with the service when the JIT warm-up runs (SERVICE_JIT_WARM_UP: the service's default, off in the test helper unless asked).
@@ -37,9 +37,10 @@ describe.skipIf(!onLinux)('pool thread priority', () => {
     const nice = threadNice(pid);
     expect(nice.get(pid)).toBe(base); // the front thread (its id is the process id)
     const lowered = [...nice].filter(([, n]) => n !== base).map(([, n]) => n);
-    const poolThreads = Math.max(1, availableParallelism() - 1);
-    const pool = Math.min(19, base + POOL_THREAD_NICE_INCREMENT);
+    const poolThreads = Math.max(1, availableParallelism() - 1); // of each set: early evaluations, cycle
+    const early = Math.min(19, base + POOL_THREAD_NICE_INCREMENT);
+    const routine = Math.min(19, base + ROUTINE_THREAD_NICE_INCREMENT);
     const render = Math.min(19, base + DEFAULT_METRICS_RENDER_NICE);
-    expect(lowered.sort()).toEqual([...Array<number>(poolThreads).fill(pool), render].sort());
+    expect(lowered.sort()).toEqual([...Array<number>(poolThreads).fill(early), ...Array<number>(poolThreads).fill(routine), render].sort());
   });
 });

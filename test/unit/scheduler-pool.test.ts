@@ -22,9 +22,10 @@ import { ruleI32Base, ruleSegment, windowIndex, windowSegment } from '../../src/
 import { OutcomeKind, recordOutcome } from '../../src/shm/window.js';
 import { FAST_PATH_RUN, resolveTier1Config } from '../../src/tiers/tier1/config.js';
 import { DEFAULT_LATER_TIERS } from '../../src/tiers/config.js';
-import { EngineScheduler } from '../../src/engine/scheduler.js';
+import { EngineScheduler, type TaskRunner } from '../../src/engine/scheduler.js';
+import { createPool } from '../../src/engine/worker-pool.js';
 import { BURST_MS } from '../../src/engine/worker/bursts.js';
-import type { EvaluateResult } from '../../src/engine/protocol.js';
+import { YIELD_STARTED, type EvaluateResult, type EvaluateTask } from '../../src/engine/protocol.js';
 import type { Transition } from '../../src/engine/transitions.js';
 
 const WORKER = fileURLToPath(new URL('../../dist/src/engine/worker/entry.js', import.meta.url));
@@ -53,6 +54,32 @@ function slowEntry(name: string, loadMs: number, announce: boolean): { entry: st
     ].join('\n'),
   );
   return { entry, marker };
+}
+
+/** A tenant 'big' of `rules` rules, each with outcomes to judge, on a real pool of one thread a set; the results its tasks return. */
+function bigShard(rules = 3000, opts: { earlyGapMs?: number; runner?: TaskRunner } = {}): { slots: number[]; results: EvaluateResult[]; sched: EngineScheduler } {
+  const tables = new SharedTables();
+  const now = Date.now();
+  const slots: number[] = [];
+  for (let r = 0; r < rules; r++) {
+    const slot = tables.allocRule(0.9, false);
+    const w = tables.allocWindow();
+    ruleSegment(tables.ruleSegs, slot).ruleI32[ruleI32Base(slot) + RI_WINDOW_PRIMARY] = w;
+    for (let i = 0; i < 5; i++) recordOutcome(windowSegment(tables.windowSegs, w), windowIndex(w), now - i, OutcomeKind.Success, 100);
+    slots.push(slot);
+  }
+  const results: EvaluateResult[] = [];
+  const config = { tier1: resolveTier1Config(), predictionEnabled: false, banditEnabled: false, ...DEFAULT_LATER_TIERS };
+  const sched = new EngineScheduler({
+    tables,
+    getShards: () => [{ shardId: 'big', slots, config }],
+    onTransitions: () => {},
+    onEvaluated: (_id, r) => results.push(r),
+    workerFile: WORKER,
+    maxThreads: 1,
+    ...opts,
+  });
+  return { slots, results, sched };
 }
 
 describe('EngineScheduler with the piscina pool', () => {
@@ -99,26 +126,7 @@ describe('EngineScheduler with the piscina pool', () => {
   });
 
   it('runs a long task in short bursts with sleeps between them', async () => {
-    const tables = new SharedTables();
-    const now = Date.now();
-    const slots: number[] = [];
-    for (let r = 0; r < 3000; r++) {
-      const slot = tables.allocRule(0.9, false);
-      const w = tables.allocWindow();
-      ruleSegment(tables.ruleSegs, slot).ruleI32[ruleI32Base(slot) + RI_WINDOW_PRIMARY] = w;
-      for (let i = 0; i < 5; i++) recordOutcome(windowSegment(tables.windowSegs, w), windowIndex(w), now - i, OutcomeKind.Success, 100);
-      slots.push(slot);
-    }
-    const results: EvaluateResult[] = [];
-    const config = { tier1: resolveTier1Config(), predictionEnabled: false, banditEnabled: false, ...DEFAULT_LATER_TIERS };
-    const sched = new EngineScheduler({
-      tables,
-      getShards: () => [{ shardId: 'big', slots, config }],
-      onTransitions: () => {},
-      onEvaluated: (_id, r) => results.push(r),
-      workerFile: WORKER,
-      maxThreads: 1,
-    });
+    const { results, sched } = bigShard();
     try {
       await sched.runCycle();
       expect(results).toHaveLength(1);
@@ -126,6 +134,45 @@ describe('EngineScheduler with the piscina pool', () => {
       // Well over 1 ms of work (~2-20 µs a rule), at most BURST_MS of it between two sleeps
       // (the bound itself: bursts.test.ts).
       expect(results[0].pauses).toBeGreaterThanOrEqual(Math.floor(3000 * 0.002 / BURST_MS / 2));
+    } finally {
+      await sched.stop();
+    }
+  });
+  it('gives a shard whose cycle task has not begun to an early evaluation at once, on its own threads', async () => {
+    const { slots, results, sched } = bigShard(3000, { earlyGapMs: 50 });
+    try {
+      const cycle = sched.runCycle();
+      // Asked while the cycle's task holds the shard, handed to the pool but not begun.
+      sched.requestRuleEvaluation('big', slots[0]);
+      await cycle;
+      for (let i = 0; i < 500 && results.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(results[0]).toMatchObject({ evaluatedSlots: 1 }); // the asking rule, at once
+      expect(results[1]).toMatchObject({ evaluatedSlots: 3000 }); // then the whole tenant, after the gap
+      expect(results.some((r) => r.yielded === true)).toBe(false); // the cycle task's empty return is not delivered
+      expect(sched.stats()).toMatchObject({ cyclesRun: 1, earlyEvaluations: 2, tasksFailed: 0 });
+    } finally {
+      await sched.stop();
+    }
+  });
+
+  it('stops a running cycle task at its next pause point when an early evaluation of its shard is asked for', async () => {
+    const pool = createPool({ workerFile: WORKER, maxThreads: 1 });
+    const handed: EvaluateTask[] = [];
+    const runner: TaskRunner = { run: (t) => (handed.push(t), pool.run(t)), destroy: () => pool.destroy(), routineThreads: pool.routineThreads };
+    const { slots, results, sched } = bigShard(30_000, { earlyGapMs: 50, runner });
+    try {
+      const cycle = sched.runCycle();
+      const cell = handed[0].yieldCell!;
+      for (let i = 0; i < 5000 && Atomics.load(cell, 0) !== YIELD_STARTED; i++) await new Promise((r) => setTimeout(r, 1));
+      expect(Atomics.load(cell, 0)).toBe(YIELD_STARTED); // 30,000 rules take far longer than this wait's steps
+      sched.requestRuleEvaluation('big', slots[0]);
+      await cycle;
+      for (let i = 0; i < 500 && results.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(results[0].yielded).toBe(true);
+      expect(results[0].evaluatedSlots).toBeGreaterThan(0);
+      expect(results[0].evaluatedSlots).toBeLessThan(30_000);
+      expect(results[1]).toMatchObject({ evaluatedSlots: 1 });
+      expect(results[1].yielded).toBeUndefined();
     } finally {
       await sched.stop();
     }

@@ -6,7 +6,7 @@ import { resolveTier1Config } from '../../src/tiers/tier1/config.js';
 import { DEFAULT_LATER_TIERS } from '../../src/tiers/config.js';
 import { EngineScheduler, type ShardSpec, type TaskRunner } from '../../src/engine/scheduler.js';
 import type { Transition } from '../../src/engine/transitions.js';
-import type { EvaluateResult, EvaluateTask } from '../../src/engine/protocol.js';
+import { YIELD_ASKED, YIELD_NONE, YIELD_STARTED, type EvaluateResult, type EvaluateTask } from '../../src/engine/protocol.js';
 
 interface Pending {
   task: EvaluateTask;
@@ -18,6 +18,8 @@ class FakeRunner implements TaskRunner {
   readonly pending: Pending[] = [];
   readonly started: EvaluateTask[] = [];
   destroyed = false;
+  /** Unset: the scheduler hands a cycle's tasks over all at once. */
+  routineThreads?: number;
   run(task: EvaluateTask): Promise<EvaluateResult> {
     this.started.push(task);
     return new Promise((resolve, reject) => this.pending.push({ task, resolve, reject }));
@@ -26,10 +28,14 @@ class FakeRunner implements TaskRunner {
     this.destroyed = true;
   }
   /** Completes the oldest running task of `shardSlot` (tasks are told apart by their first slot). */
-  finish(firstSlot: number, transitions: Transition[] = [], followUpAtMs?: number): void {
+  finish(firstSlot: number, transitions: Transition[] = [], followUpAtMs?: number, yielded = false): void {
     const i = this.pending.findIndex((p) => p.task.slots[0] === firstSlot);
     const [p] = this.pending.splice(i, 1);
-    p.resolve({ transitions, evaluatedSlots: p.task.slots.length, durationMs: 1, ...(followUpAtMs !== undefined && { followUpAtMs }) });
+    p.resolve({ transitions, evaluatedSlots: p.task.slots.length, durationMs: 1, ...(followUpAtMs !== undefined && { followUpAtMs }), ...(yielded && { yielded }) });
+  }
+  /** A pool thread begins the routine task: it claims the shard through the task's yield cell, as worker/entry.ts does. */
+  begin(task: EvaluateTask): void {
+    Atomics.compareExchange(task.yieldCell!, 0, YIELD_NONE, YIELD_STARTED);
   }
   tasksFor(firstSlot: number): EvaluateTask[] {
     return this.started.filter((t) => t.slots[0] === firstSlot);
@@ -147,6 +153,7 @@ describe('EngineScheduler', () => {
   it('never runs two tasks on a shard: an early request during a task runs right after it', async () => {
     sched.start();
     await vi.advanceTimersByTimeAsync(5000);
+    runner.begin(runner.tasksFor(slotA)[0]); // the cycle task runs
     sched.requestEvaluation('a');
     expect(runner.tasksFor(slotA)).toHaveLength(1);
     await vi.advanceTimersByTimeAsync(1000);
@@ -239,5 +246,125 @@ describe('EngineScheduler', () => {
     await vi.advanceTimersByTimeAsync(3000);
     expect(runner.tasksFor(slotA)).toHaveLength(2);
     expect(sched.stats().earlyEvaluations).toBe(1);
+  });
+  it('runs the cycle as routine tasks, each with a yield cell of its own, and early evaluations as neither', async () => {
+    sched.start();
+    await vi.advanceTimersByTimeAsync(5000);
+    const [cycleA] = runner.tasksFor(slotA);
+    const [cycleB] = runner.tasksFor(slotB);
+    expect(cycleA.routine).toBe(true);
+    expect(Atomics.load(cycleA.yieldCell!, 0)).toBe(YIELD_NONE);
+    expect(cycleA.yieldCell!.buffer).toBeInstanceOf(SharedArrayBuffer); // the worker must see the scheduler's store
+    expect(cycleB.yieldCell!.buffer).not.toBe(cycleA.yieldCell!.buffer);
+    runner.finish(slotA);
+    runner.finish(slotB);
+    await flush();
+    sched.requestEvaluation('a');
+    const early = runner.tasksFor(slotA)[1];
+    expect(early.routine).toBeUndefined();
+    expect(early.yieldCell).toBeUndefined();
+  });
+
+  it('asks the cycle task running on a shard to yield when an early evaluation of that shard is asked for, and runs the early one as soon as it returns', async () => {
+    sched.start();
+    await vi.advanceTimersByTimeAsync(5000);
+    const [cycleA] = runner.tasksFor(slotA);
+    const [cycleB] = runner.tasksFor(slotB);
+    runner.begin(cycleA);
+    runner.begin(cycleB);
+    sched.requestRuleEvaluation('a', slotA);
+    expect(Atomics.load(cycleA.yieldCell!, 0)).toBe(YIELD_ASKED);
+    expect(Atomics.load(cycleB.yieldCell!, 0)).toBe(YIELD_STARTED); // another shard's task goes on
+    expect(runner.tasksFor(slotA)).toHaveLength(1); // still never two tasks on a shard
+    runner.finish(slotA, [], undefined, true);
+    await flush();
+    const [, early] = runner.tasksFor(slotA);
+    expect(early.routine).toBeUndefined();
+    expect(early.slots).toEqual(Int32Array.of(slotA));
+    expect(sched.stats().earlyEvaluations).toBe(1);
+    // Once the task has returned, a later request has no cell to set.
+    runner.finish(slotA);
+    runner.finish(slotB);
+    await flush();
+    sched.requestEvaluation('b');
+    expect(Atomics.load(cycleB.yieldCell!, 0)).toBe(YIELD_STARTED);
+  });
+
+  it('lets a cycle task that has not begun go at once when an early evaluation of its shard is asked for, and ignores what it returns', async () => {
+    sched.start();
+    await vi.advanceTimersByTimeAsync(5000);
+    const [cycleA] = runner.tasksFor(slotA); // handed to the pool, not begun (its thread still loading, say)
+    sched.requestRuleEvaluation('a', slotA);
+    expect(Atomics.load(cycleA.yieldCell!, 0)).toBe(YIELD_ASKED); // it will touch nothing when it begins
+    const [, early] = runner.tasksFor(slotA);
+    expect(early.routine).toBeUndefined(); // at once, without waiting for the cycle task
+    expect(sched.busy('a')).toBe(true);
+    // The cycle task returns later, having judged nothing: the shard stays the early task's.
+    const i = runner.pending.findIndex((p) => p.task === cycleA);
+    runner.pending.splice(i, 1)[0].resolve({ transitions: [], evaluatedSlots: 0, durationMs: 0, yielded: true });
+    await flush();
+    expect(sched.busy('a')).toBe(true);
+    expect(evaluated).toEqual([]);
+    sched.requestEvaluation('a'); // another ask waits for the early task, as ever
+    expect(runner.tasksFor(slotA)).toHaveLength(2);
+    runner.finish(slotA);
+    await flush();
+    expect(evaluated).toEqual(['a']);
+    expect(sched.busy('a')).toBe(false);
+    runner.finish(slotB);
+    await flush();
+    expect(sched.stats()).toMatchObject({ cyclesRun: 1, tasksFailed: 0 });
+  });
+
+  it('hands a cycle over no faster than the routine threads take it: a shard still waiting for its turn is evaluated early at once, and the cycle leaves it to that evaluation', async () => {
+    runner.routineThreads = 1;
+    sched.start();
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(runner.started).toHaveLength(1); // a's task; b waits with the scheduler, not in the pool
+    sched.requestEvaluation('b');
+    const [earlyB] = runner.tasksFor(slotB);
+    expect(earlyB.routine).toBeUndefined(); // at once, not behind a's cycle task
+    runner.finish(slotA);
+    await flush();
+    expect(runner.tasksFor(slotB)).toHaveLength(1); // the early evaluation held b: the cycle skipped it
+    runner.finish(slotB);
+    await flush();
+    expect(sched.stats()).toMatchObject({ cyclesRun: 1, overrunsSkipped: 0, lastCycleMs: 0 });
+    await vi.advanceTimersByTimeAsync(5000); // the next cycle: one at a time again
+    expect(runner.started.slice(2).map((t) => [t.slots[0], t.routine])).toEqual([[slotA, true]]);
+    runner.finish(slotA);
+    await flush();
+    expect(runner.started.slice(2).map((t) => [t.slots[0], t.routine])).toEqual([
+      [slotA, true],
+      [slotB, true],
+    ]);
+    runner.finish(slotB);
+    await flush();
+    expect(sched.stats().cyclesRun).toBe(2);
+  });
+
+  it('counts a shard still waiting for its turn at the next tick as an overrun, and queues it once', async () => {
+    runner.routineThreads = 1;
+    sched.start();
+    await vi.advanceTimersByTimeAsync(5000); // a runs, b waits
+    await vi.advanceTimersByTimeAsync(5000); // a busy, b still waiting: both skipped
+    expect(sched.stats().overrunsSkipped).toBe(2);
+    runner.finish(slotA);
+    await flush();
+    runner.finish(slotB);
+    await flush();
+    expect(runner.started.map((t) => t.slots[0])).toEqual([slotA, slotB]);
+  });
+
+  it('stop ends a cycle whose tasks wait for their turn, without running them', async () => {
+    runner.routineThreads = 1;
+    sched.start();
+    await vi.advanceTimersByTimeAsync(5000);
+    let stopped = false;
+    void sched.stop().then(() => (stopped = true));
+    runner.finish(slotA);
+    await flush();
+    expect(stopped).toBe(true);
+    expect(runner.started).toHaveLength(1); // b never ran
   });
 });

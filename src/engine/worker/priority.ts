@@ -4,17 +4,28 @@
  * otherwise takes half of the front thread's core for as long as it runs, and every route
  * answered meanwhile waits: with the service on one core, route p99 rose from ~2.5 ms to
  * 8-17 ms whenever a cycle ran. A nice value 5 above the process's gives the thread about a
- * quarter of a contended core (Linux CFS weights 1024 : 335) and all of an idle one. 10 (a
- * tenth) was tried first: an early evaluation queued behind a cycle task then took up to 1.8 s
- * under saturated routing; at 5 the longest measured was 0.5 s (docs/performance-log.md).
+ * quarter of a contended core (Linux CFS weights 1024 : 335) and all of an idle one.
+ *
+ * Two kinds of thread (worker-pool.ts): the early evaluations' (failover: an outage judged
+ * within milliseconds) at +5, and the cycle's routine tasks at +11, about a twelfth of a
+ * contended core (1024 : 87; 11 and not 10, the render thread's default, so that a benchmark
+ * can tell them apart by nice value). At a quarter, a cycle's bursts came three in a row,
+ * ~0.9 ms of the front thread's core every 4 ms scheduler tick for as long as the cycle ran
+ * (docs/performance-log.md, forty-fourth pass): every route in flight waited that long. At a
+ * twelfth the same cycle takes longer and holds the front thread about a burst at a time. 10
+ * for every task was tried before the threads were split: an early evaluation queued behind a
+ * cycle task then took up to 1.8 s under saturated routing; now it runs on its own thread, and
+ * a cycle task holding its shard gives it up when it asks (protocol.ts, yieldCell).
  * Linux only: there setpriority() on a thread id renices that thread alone; its id is read
  * from /proc/thread-self. Elsewhere (or if /proc is missing) nothing changes.
  */
 import { readdirSync, readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 
-/** Added to the process's nice value for each pool thread (capped at 19, the lowest priority). */
+/** Added to the process's nice value for each early-evaluation thread (capped at 19, the lowest priority). */
 export const POOL_THREAD_NICE_INCREMENT = 5;
+/** Added to the process's nice value for each routine (cycle) thread. */
+export const ROUTINE_THREAD_NICE_INCREMENT = 11;
 
 export interface ThreadPriority {
   tid: number;
