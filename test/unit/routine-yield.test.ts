@@ -4,15 +4,13 @@
  * run in-process through evaluateWith with a stage that asks mid-walk.
  */
 import { describe, expect, it } from 'vitest';
-import { RI_WINDOW_PRIMARY } from '../../src/shm/layout.js';
 import { SharedTables } from '../../src/shm/tables.js';
-import { ruleI32Base, ruleSegment, windowIndex, windowSegment } from '../../src/shm/slots.js';
-import { OutcomeKind, recordOutcome } from '../../src/shm/window.js';
 import { resolveTier1Config } from '../../src/tiers/tier1/config.js';
 import { DEFAULT_LATER_TIERS } from '../../src/tiers/config.js';
 import { evaluateWith } from '../../src/engine/worker/entry.js';
 import { tablesIdOf, YIELD_ASKED, type EvaluateTask } from '../../src/engine/protocol.js';
 import type { RuleStage } from '../../src/tiers/stage.js';
+import { judgedRules } from '../helpers/judged-rules.js';
 
 const config = { tier1: resolveTier1Config(), predictionEnabled: false, banditEnabled: false, ...DEFAULT_LATER_TIERS };
 
@@ -20,14 +18,7 @@ const config = { tier1: resolveTier1Config(), predictionEnabled: false, banditEn
 function shard(judged: number, idle = 0): { tables: SharedTables; slots: number[]; now: number } {
   const tables = new SharedTables();
   const now = Date.now();
-  const slots: number[] = [];
-  for (let r = 0; r < judged; r++) {
-    const slot = tables.allocRule(0.9, false);
-    const w = tables.allocWindow();
-    ruleSegment(tables.ruleSegs, slot).ruleI32[ruleI32Base(slot) + RI_WINDOW_PRIMARY] = w;
-    for (let i = 0; i < 5; i++) recordOutcome(windowSegment(tables.windowSegs, w), windowIndex(w), now - i, OutcomeKind.Success, 100);
-    slots.push(slot);
-  }
+  const slots = judgedRules(tables, judged, now);
   for (let r = 0; r < idle; r++) slots.push(tables.allocRule(0.9, false));
   return { tables, slots, now };
 }

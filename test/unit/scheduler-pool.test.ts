@@ -18,12 +18,12 @@ import {
   RULE_I32_STRIDE,
 } from '../../src/shm/layout.js';
 import { SharedTables } from '../../src/shm/tables.js';
-import { ruleI32Base, ruleSegment, windowIndex, windowSegment } from '../../src/shm/slots.js';
 import { OutcomeKind, recordOutcome } from '../../src/shm/window.js';
 import { FAST_PATH_RUN, resolveTier1Config } from '../../src/tiers/tier1/config.js';
 import { DEFAULT_LATER_TIERS } from '../../src/tiers/config.js';
 import { EngineScheduler, type TaskRunner } from '../../src/engine/scheduler.js';
 import { createPool } from '../../src/engine/worker-pool.js';
+import { judgedRules } from '../helpers/judged-rules.js';
 import { BURST_MS } from '../../src/engine/worker/bursts.js';
 import { YIELD_STARTED, type EvaluateResult, type EvaluateTask } from '../../src/engine/protocol.js';
 import type { Transition } from '../../src/engine/transitions.js';
@@ -59,15 +59,7 @@ function slowEntry(name: string, loadMs: number, announce: boolean): { entry: st
 /** A tenant 'big' of `rules` rules, each with outcomes to judge, on a real pool of one thread a set; the results its tasks return. */
 function bigShard(rules = 3000, opts: { earlyGapMs?: number; runner?: TaskRunner } = {}): { slots: number[]; results: EvaluateResult[]; sched: EngineScheduler } {
   const tables = new SharedTables();
-  const now = Date.now();
-  const slots: number[] = [];
-  for (let r = 0; r < rules; r++) {
-    const slot = tables.allocRule(0.9, false);
-    const w = tables.allocWindow();
-    ruleSegment(tables.ruleSegs, slot).ruleI32[ruleI32Base(slot) + RI_WINDOW_PRIMARY] = w;
-    for (let i = 0; i < 5; i++) recordOutcome(windowSegment(tables.windowSegs, w), windowIndex(w), now - i, OutcomeKind.Success, 100);
-    slots.push(slot);
-  }
+  const slots = judgedRules(tables, rules, Date.now());
   const results: EvaluateResult[] = [];
   const config = { tier1: resolveTier1Config(), predictionEnabled: false, banditEnabled: false, ...DEFAULT_LATER_TIERS };
   const sched = new EngineScheduler({
