@@ -31,12 +31,9 @@ export interface EvaluateTask {
   /** Cluster follower: refresh published health only (the leader's table carries the rest). */
   healthOnly?: boolean;
   /**
-   * A task of the periodic cycle: it runs on the routine threads (lower priority than the
-   * early evaluations' threads: worker-pool.ts), and may be cut short through yieldCell.
-   */
-  routine?: boolean;
-  /**
-   * On a SharedArrayBuffer, one Int32 that the scheduler and the worker both change with
+   * Present on a task of the periodic cycle, and only there: such a task runs on the routine
+   * threads (lower priority than the early evaluations' threads: worker-pool.ts) and may be
+   * cut short through this cell. On a SharedArrayBuffer, one Int32 that the scheduler and the worker both change with
    * compare-and-swap: the worker claims it (YIELD_NONE → YIELD_STARTED) as the task begins;
    * the scheduler asks (→ YIELD_ASKED) when an early evaluation of the shard is asked for. Asked
    * before the claim, the task touches nothing and the scheduler gives the shard to the early

@@ -343,7 +343,7 @@ export class EngineScheduler {
       nowMs: this.now(),
       config: spec.config,
       ...(spec.healthOnly === true && { healthOnly: true }),
-      ...(yieldCell !== null && { routine: true, yieldCell }),
+      ...(yieldCell !== null && { yieldCell }),
     };
     const p = this.execute(st, spec.shardId, task);
     st.running = p;

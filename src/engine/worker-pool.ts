@@ -17,7 +17,7 @@ import { POOL_THREAD_NICE_INCREMENT, ROUTINE_THREAD_NICE_INCREMENT } from './wor
 
 /** What the scheduler needs of a pool: piscina, or a fake in tests. */
 export interface TaskRunner {
-  /** Runs `task` on a routine thread when task.routine, else on an early-evaluation thread. */
+  /** Runs `task` on a routine thread when it is a cycle task (it carries a yieldCell), else on an early-evaluation thread. */
   run(task: EvaluateTask): Promise<EvaluateResult>;
   destroy(): Promise<void>;
   /**
@@ -78,7 +78,7 @@ export function createPool(opts: WorkerPoolOptions): TaskRunner {
   const waitMs = opts.threadLoadWaitMs ?? THREAD_LOAD_WAIT_MS;
   const loading = () => [...early.threads, ...routine.threads].filter((w) => w.threadId >= 0 && !loaded.has(w.threadId)).length;
   return {
-    run: (task) => (task.routine === true ? routine : early).run(task),
+    run: (task) => (task.yieldCell !== undefined ? routine : early).run(task),
     routineThreads: threads,
     async destroy() {
       const deadline = Date.now() + waitMs;

@@ -49,7 +49,7 @@ describe('a routine task asked to yield', () => {
   it('stops after the rule it was judging when asked, and says so', () => {
     const s = shard(200);
     const yieldCell = cell();
-    const r = evaluateWith(task(s, { routine: true, yieldCell }), [askingAt(10, yieldCell)]);
+    const r = evaluateWith(task(s, { yieldCell }), [askingAt(10, yieldCell)]);
     expect(r.yielded).toBe(true);
     expect(r.evaluatedSlots).toBe(10);
   });
@@ -58,19 +58,19 @@ describe('a routine task asked to yield', () => {
     const s = shard(50);
     const yieldCell = cell();
     Atomics.store(yieldCell, 0, YIELD_ASKED);
-    const r = evaluateWith(task(s, { routine: true, yieldCell }), []);
+    const r = evaluateWith(task(s, { yieldCell }), []);
     expect(r).toMatchObject({ yielded: true, evaluatedSlots: 0, transitions: [] });
-    const h = evaluateWith(task(s, { routine: true, yieldCell, healthOnly: true }), []);
+    const h = evaluateWith(task(s, { yieldCell, healthOnly: true }), []);
     expect(h).toMatchObject({ yielded: true, evaluatedSlots: 0, healthOnly: true });
   });
 
   it('runs to the end when not asked, or when asked after its last rule', () => {
     const s = shard(200);
-    const r = evaluateWith(task(s, { routine: true, yieldCell: cell() }), []);
+    const r = evaluateWith(task(s, { yieldCell: cell() }), []);
     expect(r.yielded).toBeUndefined();
     expect(r.evaluatedSlots).toBe(200);
     const lastCell = cell();
-    const last = evaluateWith(task(s, { routine: true, yieldCell: lastCell }), [askingAt(200, lastCell)]);
+    const last = evaluateWith(task(s, { yieldCell: lastCell }), [askingAt(200, lastCell)]);
     expect(last.yielded).toBeUndefined();
     expect(last.evaluatedSlots).toBe(200);
     const early = evaluateWith(task(s), []); // an early task has no cell
@@ -80,7 +80,7 @@ describe('a routine task asked to yield', () => {
   it('does not walk on through the rules without traffic after the ask', () => {
     const s = shard(1, 10_000);
     const yieldCell = cell();
-    const r = evaluateWith(task(s, { routine: true, yieldCell }), [askingAt(1, yieldCell)]);
+    const r = evaluateWith(task(s, { yieldCell }), [askingAt(1, yieldCell)]);
     expect(r).toMatchObject({ yielded: true, evaluatedSlots: 1 });
   });
 });

@@ -252,7 +252,6 @@ describe('EngineScheduler', () => {
     await vi.advanceTimersByTimeAsync(5000);
     const [cycleA] = runner.tasksFor(slotA);
     const [cycleB] = runner.tasksFor(slotB);
-    expect(cycleA.routine).toBe(true);
     expect(Atomics.load(cycleA.yieldCell!, 0)).toBe(YIELD_NONE);
     expect(cycleA.yieldCell!.buffer).toBeInstanceOf(SharedArrayBuffer); // the worker must see the scheduler's store
     expect(cycleB.yieldCell!.buffer).not.toBe(cycleA.yieldCell!.buffer);
@@ -261,8 +260,7 @@ describe('EngineScheduler', () => {
     await flush();
     sched.requestEvaluation('a');
     const early = runner.tasksFor(slotA)[1];
-    expect(early.routine).toBeUndefined();
-    expect(early.yieldCell).toBeUndefined();
+    expect(early.yieldCell).toBeUndefined(); // not a cycle task: the early evaluations' threads
   });
 
   it('asks the cycle task running on a shard to yield when an early evaluation of that shard is asked for, and runs the early one as soon as it returns', async () => {
@@ -279,7 +277,7 @@ describe('EngineScheduler', () => {
     runner.finish(slotA, [], undefined, true);
     await flush();
     const [, early] = runner.tasksFor(slotA);
-    expect(early.routine).toBeUndefined();
+    expect(early.yieldCell).toBeUndefined();
     expect(early.slots).toEqual(Int32Array.of(slotA));
     expect(sched.stats().earlyEvaluations).toBe(1);
     // Once the task has returned, a later request has no cell to set.
@@ -297,7 +295,7 @@ describe('EngineScheduler', () => {
     sched.requestRuleEvaluation('a', slotA);
     expect(Atomics.load(cycleA.yieldCell!, 0)).toBe(YIELD_ASKED); // it will touch nothing when it begins
     const [, early] = runner.tasksFor(slotA);
-    expect(early.routine).toBeUndefined(); // at once, without waiting for the cycle task
+    expect(early.yieldCell).toBeUndefined(); // an early task, at once, without waiting for the cycle task
     expect(sched.busy('a')).toBe(true);
     // The cycle task returns later, having judged nothing: the shard stays the early task's.
     const i = runner.pending.findIndex((p) => p.task === cycleA);
@@ -323,7 +321,7 @@ describe('EngineScheduler', () => {
     expect(runner.started).toHaveLength(1); // a's task; b waits with the scheduler, not in the pool
     sched.requestEvaluation('b');
     const [earlyB] = runner.tasksFor(slotB);
-    expect(earlyB.routine).toBeUndefined(); // at once, not behind a's cycle task
+    expect(earlyB.yieldCell).toBeUndefined(); // an early task, at once, not behind a's cycle task
     runner.finish(slotA);
     await flush();
     expect(runner.tasksFor(slotB)).toHaveLength(1); // the early evaluation held b: the cycle skipped it
@@ -331,10 +329,10 @@ describe('EngineScheduler', () => {
     await flush();
     expect(sched.stats()).toMatchObject({ cyclesRun: 1, overrunsSkipped: 0, lastCycleMs: 0 });
     await vi.advanceTimersByTimeAsync(5000); // the next cycle: one at a time again
-    expect(runner.started.slice(2).map((t) => [t.slots[0], t.routine])).toEqual([[slotA, true]]);
+    expect(runner.started.slice(2).map((t) => [t.slots[0], t.yieldCell !== undefined])).toEqual([[slotA, true]]);
     runner.finish(slotA);
     await flush();
-    expect(runner.started.slice(2).map((t) => [t.slots[0], t.routine])).toEqual([
+    expect(runner.started.slice(2).map((t) => [t.slots[0], t.yieldCell !== undefined])).toEqual([
       [slotA, true],
       [slotB, true],
     ]);
