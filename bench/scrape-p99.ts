@@ -41,7 +41,7 @@ import { median } from './lib/scenario-metrics.js';
 import { scrapeEverySecond } from './lib/scrape-loop.js';
 import { seed } from './lib/seed.js';
 import { perfAvailable, SchedTrace, type ThreadClass } from './lib/sched-trace.js';
-import { threadGroupsBetween, threadSamples } from './lib/thread-cpu.js';
+import { threadGroupsBetween, threadKind, threadSamples } from './lib/thread-cpu.js';
 import { requireWrk, runWrk } from './lib/wrk.js';
 import type { ProbeReport } from './lib/front-probe.js';
 import { DEFAULT_METRICS_RENDER_NICE } from '../src/config.js';
@@ -163,7 +163,10 @@ async function main(): Promise<void> {
       const p = await readProbe(svc);
       const base = after.find((t) => t.tid === pid)?.nice ?? 0;
       const classes = new Map<number, ThreadClass>(
-        after.map((t) => [t.tid, POOL_NICES.some((n) => t.nice === Math.min(19, base + n)) ? 'pool' : t.nice === Math.min(19, base + DEFAULT_METRICS_RENDER_NICE) ? 'render' : 'helper']),
+        after.map((t) => {
+          const kind = threadKind(t.nice, base, POOL_NICES, DEFAULT_METRICS_RENDER_NICE);
+          return [t.tid, kind === 'other' ? 'helper' : kind];
+        }),
       );
       const sp = trace === null ? null : await trace.stop(pid, (tid) => classes.get(tid));
       const sched: Record<string, string | number> =

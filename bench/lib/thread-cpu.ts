@@ -54,6 +54,15 @@ export interface ThreadGroups {
   others: string;
 }
 
+/**
+ * What a thread other than the front one is, by its nice value against the process's (`base`):
+ * a pool thread (either set), the metrics render thread, or another (V8, libuv, LMDB).
+ */
+export function threadKind(nice: number, base: number, poolNices: readonly number[], renderNice: number): 'pool' | 'render' | 'other' {
+  if (poolNices.some((n) => nice === Math.min(19, base + n))) return 'pool';
+  return nice === Math.min(19, base + renderNice) ? 'render' : 'other';
+}
+
 /** CPU ms each group used between two samples (threads born meanwhile count from zero). */
 export function threadGroupsBetween(pid: number, before: ThreadSample[], after: ThreadSample[], poolNices: readonly number[], renderNice: number): ThreadGroups {
   const was = new Map(before.map((s) => [s.tid, s]));
@@ -67,12 +76,11 @@ export function threadGroupsBetween(pid: number, before: ThreadSample[], after: 
     if (s.tid === pid) {
       g.front += ms;
       g.frontPreempted += s.involuntary - (b?.involuntary ?? 0);
-    } else if (poolNices.some((n) => s.nice === Math.min(19, base + n))) g.pool += ms;
-    else if (s.nice === Math.min(19, base + renderNice)) g.render += ms;
-    else {
-      g.other += ms;
-      if (ms >= 5) others.push(`${order.indexOf(s.tid)}:${Math.round(ms)}`);
+      continue;
     }
+    const kind = threadKind(s.nice, base, poolNices, renderNice);
+    g[kind] += ms;
+    if (kind === 'other' && ms >= 5) others.push(`${order.indexOf(s.tid)}:${Math.round(ms)}`);
   }
   g.others = others.join(' ');
   return g;
