@@ -55,6 +55,12 @@ export interface SameRunRatios {
   p50: number[];
   routeTail: number[];
   ceilingTail: number[];
+  /**
+   * Each run's p50 over its connections' loop (loopShare): how much of the loop wrk's latency
+   * clock sees. A ceiling at wrk's pace keeps part of the loop inside wrk, outside the clock.
+   */
+  ceilingLoopShare: number[];
+  routeLoopShare: number[];
   /** The ceiling's server CPU per request over the route's (1 = as cheap as bare uWS). */
   routeByCpu: number[];
   /** Counted rounds whose ceiling run was paced by the generator (GENERATOR_BOUND_CORE). */
@@ -65,8 +71,35 @@ export interface SameRunRatios {
   slowed: number;
 }
 
-export function sameRunRatios(rounds: readonly Round[]): SameRunRatios {
-  const out: SameRunRatios = { route: [], outcome: [], p99: [], p50: [], routeTail: [], ceilingTail: [], routeByCpu: [], generatorBound: 0, refused: 0, slowed: 0 };
+/**
+ * A run's p50 over its connections' loop: in a closed loop of `connections` connections each
+ * turn of a connection (request written, answered, answer read, next request written) lasts
+ * connections / req/s on average. wrk's latency clock starts when it writes a request and stops
+ * when it has parsed the answer; the next request on that connection is written on a later pass
+ * of its event loop (response_complete arms the socket for writing), so the rest of that pass
+ * is not on the clock. A server slower than wrk holds the connections' requests in its own
+ * queue, on the clock (a share near 1); a server at wrk's pace leaves them waiting inside wrk,
+ * off it (measured: bare ~0.55 against the route's ~0.92 on a host where wrk set bare's pace).
+ */
+export function loopShare(run: Pick<RunFigures, 'p50Ms' | 'rps'>, connections: number): number {
+  return ((run.p50Ms / 1000) * run.rps) / connections;
+}
+
+export function sameRunRatios(rounds: readonly Round[], connections = 64): SameRunRatios {
+  const out: SameRunRatios = {
+    route: [],
+    outcome: [],
+    p99: [],
+    p50: [],
+    routeTail: [],
+    ceilingTail: [],
+    ceilingLoopShare: [],
+    routeLoopShare: [],
+    routeByCpu: [],
+    generatorBound: 0,
+    refused: 0,
+    slowed: 0,
+  };
   const typical = median(rounds.filter((r) => !r.ceiling.disturbed).map((r) => r.ceiling.serverUsPerReq)) ?? Infinity;
   for (const r of rounds) {
     if (r.ceiling.disturbed) {
@@ -84,6 +117,8 @@ export function sameRunRatios(rounds: readonly Round[]): SameRunRatios {
     out.p50.push(r.route.p50Ms / r.ceiling.p50Ms);
     out.routeTail.push(r.route.p99Ms / r.route.p50Ms);
     out.ceilingTail.push(r.ceiling.p99Ms / r.ceiling.p50Ms);
+    out.ceilingLoopShare.push(loopShare(r.ceiling, connections));
+    out.routeLoopShare.push(loopShare(r.route, connections));
     out.routeByCpu.push(r.ceiling.serverUsPerReq / r.route.serverUsPerReq);
     if (r.ceiling.generatorCore >= GENERATOR_BOUND_CORE) out.generatorBound++;
   }

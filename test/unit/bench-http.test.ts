@@ -4,7 +4,7 @@ import { mostOthers, othersByProcess, othersCpuS, stealFromProcStat, type Proces
 import { GC_FUNCTION } from '../../bench/lib/http-instructions.js';
 import { table } from '../../bench/lib/load.js';
 import { wakeUpsFromProcInterrupts } from '../../bench/lib/interrupts.js';
-import { sameRunRatios, sizeRatios } from '../../bench/lib/same-run.js';
+import { loopShare, sameRunRatios, sizeRatios } from '../../bench/lib/same-run.js';
 
 const run = (rps: number, p99Ms: number, disturbed = false, serverUsPerReq = 10, generatorCore = 0.8, p50Ms = p99Ms / 2) => ({ rps, p50Ms, p99Ms, disturbed, serverUsPerReq, generatorCore });
 
@@ -48,6 +48,22 @@ describe('same-run ratios', () => {
     expect(r.p50).toEqual([2, 2]);
     expect(r.ceilingTail.map((v) => +v.toFixed(9))).toEqual([3, 3]);
     expect(r.routeTail.map((v) => +v.toFixed(9))).toEqual([3, 5]);
+  });
+
+  it('says how much of each connection\'s loop a run\'s p50 covers: a ceiling at wrk\'s pace leaves part of it inside wrk', () => {
+    // 64 connections: bare at 80,000 req/s turns each connection every 0.8 ms, and its p50 of
+    // 0.44 ms covers 0.55 of that; the route at 60,000 req/s turns every ~1.067 ms, and its p50
+    // of 0.98 ms covers ~0.92 of it.
+    expect(loopShare({ p50Ms: 0.44, rps: 80_000 }, 64)).toBeCloseTo(0.55, 9);
+    expect(loopShare({ p50Ms: 0.98, rps: 60_000 }, 64)).toBeCloseTo(0.91875, 9);
+    const rounds = [{ ceiling: run(80_000, 1.5, false, 12.5, 0.99, 0.44), route: run(60_000, 2.9, false, 16, 0.95, 0.98), outcome: run(60_000, 2.8) }];
+    const r = sameRunRatios(rounds, 64);
+    expect(r.ceilingLoopShare[0]).toBeCloseTo(0.55, 9);
+    expect(r.routeLoopShare[0]).toBeCloseTo(0.91875, 9);
+    // With half the connections each turn is half as long: the same p50 covers twice as much of it.
+    expect(sameRunRatios(rounds, 32).ceilingLoopShare[0]).toBeCloseTo(1.1, 9);
+    // A refused round gives no share either.
+    expect(sameRunRatios([{ ...rounds[0], ceiling: { ...rounds[0].ceiling, disturbed: true } }], 64).ceilingLoopShare).toEqual([]);
   });
 
   it('refuses a round whose ceiling run was disturbed', () => {
