@@ -14,7 +14,9 @@
  * read before them, so its p50 is ~64 × its time per request and its p99 a multiple of that,
  * while the ceiling, as fast as wrk, answers as soon as a request lands. If a slowed bare
  * server at the route's CPU per request has the route's p99, the route's tail is its cost per
- * request, not its pauses.
+ * request, not its pauses. Each row's `p50 / loop` (same-run.ts, loopShare) is how much of a
+ * connection's loop wrk's latency clock saw: near 1 for a server slower than wrk (its queue is
+ * on the clock), about half for one at wrk's pace (its answers wait inside wrk, off the clock).
  *   BENCH_TAIL_SPIN_US (2,4,6), BENCH_TAIL_SLICES (8), BENCH_TAIL_OUTCOMES (1), BENCH_PROFILE_RULES (1000),
  *   BENCH_TENANTS (5), BENCH_SERVER_CPU (1), BENCH_GENERATOR_CPU (0); a slice in which wrk waited for
  *   its core longer than BENCH_GENERATOR_HELD (0.02) of it is taken again, up to BENCH_SLICE_ATTEMPTS
@@ -29,6 +31,7 @@ import { parseCli } from './lib/cli.js';
 import { pooledPercentileMs, type LatencyQuantiles } from './lib/latency-quantiles.js';
 import { table } from './lib/load.js';
 import { measuredSlice } from './lib/measured-slice.js';
+import { loopShare } from './lib/same-run.js';
 import { DIST, startChild, type Child } from './lib/processes.js';
 import { apiKeysFor, hotPathRequests, type BenchRequest } from './lib/requests.js';
 import { seed } from './lib/seed.js';
@@ -40,7 +43,7 @@ parseCli({
   summary:
     "The route's latency beside bare uWS and bare uWS slowed by busy CPU a request, by turns under the same wrk load " +
     '(wrk pinned to one core, the servers to the other): for each, CPU per request (and its kernel part), wrk wake-ups per ' +
-    "request, req/s, p50 / p90 / p99 / p99.9 and p99 over bare's. Whether the route's tail is its own or what any server at " +
+    "request, req/s, p50 / p90 / p99 / p99.9, p50 over a connection's loop and p99 over bare's. Whether the route's tail is its own or what any server at " +
     'its cost shows. Table on the terminal, JSON under bench/results/. Needs wrk (apt-get install -y wrk); about a minute.',
   options: {},
   help: {},
@@ -138,6 +141,7 @@ async function main(): Promise<void> {
     'CPU / bare': r3(us(s) / us(base)),
     'req/s': Math.round(s.requests / s.seconds),
     ...Object.fromEntries(PERCENTILES.map((q) => [`p${q} ms`, r2(p(s, q))])),
+    'p50 / loop': r3(loopShare({ p50Ms: p(s, 50), rps: s.requests / s.seconds }, CONNECTIONS)),
     'p99 / bare p99': r3(p(s, 99) / p(base, 99)),
     'others cores': r2(s.othersS / s.seconds),
   }));
