@@ -85,7 +85,8 @@ export function loopShare(run: Pick<RunFigures, 'p50Ms' | 'rps'>, connections: n
   return ((run.p50Ms / 1000) * run.rps) / connections;
 }
 
-export function sameRunRatios(rounds: readonly Round[], connections = 64): SameRunRatios {
+/** `connections`: the runs' wrk connections, for each run's loopShare. */
+export function sameRunRatios(rounds: readonly Round[], connections: number): SameRunRatios {
   const out: SameRunRatios = {
     route: [],
     outcome: [],

@@ -20,7 +20,7 @@ describe('same-run ratios', () => {
     const r = sameRunRatios([
       { ceiling: run(100, 2), route: run(70, 3), outcome: run(80, 2) },
       { ceiling: run(50, 4), route: run(40, 4), outcome: run(45, 4) },
-    ]);
+    ], 64);
     expect(r.route).toEqual([0.7, 0.8]);
     expect(r.outcome).toEqual([0.8, 0.9]);
     expect(r.p99).toEqual([1.5, 1]);
@@ -32,7 +32,7 @@ describe('same-run ratios', () => {
       { ceiling: run(160, 1, false, 6, 0.98), route: run(130, 2, false, 7.5), outcome: run(135, 2) },
       { ceiling: run(150, 1, false, 6, 0.9), route: run(120, 2, false, 8), outcome: run(130, 2) },
       { ceiling: run(150, 1, true, 6, 0.99), route: run(120, 2, false, 8), outcome: run(130, 2) }, // refused: not counted either way
-    ]);
+    ], 64);
     expect(r.routeByCpu).toEqual([0.8, 0.75]);
     expect(r.generatorBound).toBe(1);
     expect(r.refused).toBe(1);
@@ -44,7 +44,7 @@ describe('same-run ratios', () => {
       { ceiling: run(100, 0.9, false, 10, 0.99, 0.3), route: run(80, 1.8, false, 12.5, 0.95, 0.6), outcome: run(80, 2) },
       // The same p50s, but the route's p99 five times its p50: a tail of its own.
       { ceiling: run(100, 0.9, false, 10, 0.99, 0.3), route: run(80, 3, false, 12.5, 0.95, 0.6), outcome: run(80, 2) },
-    ]);
+    ], 64);
     expect(r.p50).toEqual([2, 2]);
     expect(r.ceilingTail.map((v) => +v.toFixed(9))).toEqual([3, 3]);
     expect(r.routeTail.map((v) => +v.toFixed(9))).toEqual([3, 5]);
@@ -70,7 +70,7 @@ describe('same-run ratios', () => {
     const r = sameRunRatios([
       { ceiling: run(100, 2, true), route: run(90, 3), outcome: run(90, 2) },
       { ceiling: run(100, 2), route: run(60, 3, true), outcome: run(65, 2) },
-    ]);
+    ], 64);
     expect(r.route).toEqual([0.6]);
     expect(r.refused).toBe(1);
   });
@@ -81,7 +81,7 @@ describe('same-run ratios', () => {
       { ceiling: run(50, 2, false, 19.2), route: run(30, 3, false, 33), outcome: run(30, 2) }, // 1.92x: slowed
       { ceiling: run(95, 2, false, 12.4), route: run(66, 3, false, 15), outcome: run(66, 2) }, // 1.24x: counted
       { ceiling: run(100, 2, true, 9), route: run(70, 3), outcome: run(70, 2) }, // disturbed: not the fastest either
-    ]);
+    ], 64);
     expect(r.route).toEqual([0.7, 66 / 95]);
     expect(r.refused).toBe(2);
     expect(r.slowed).toBe(1);
@@ -94,7 +94,7 @@ describe('same-run ratios', () => {
       { ceiling: run(90, 2, false, 11.1), route: run(77, 3, false, 12.8), outcome: run(75, 2) },
       { ceiling: run(101, 2, false, 9.8), route: run(73, 3, false, 13.7), outcome: run(80, 2) },
       { ceiling: run(128, 2, false, 7.5), route: run(99, 3, false, 10.1), outcome: run(95, 2) }, // fast: 0.67x the median
-    ]);
+    ], 64);
     expect(r.refused).toBe(0);
     expect(r.route).toHaveLength(5);
   });
