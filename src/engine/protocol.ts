@@ -33,13 +33,14 @@ export interface EvaluateTask {
   /**
    * Present on a task of the periodic cycle, and only there: such a task runs on the routine
    * threads (lower priority than the early evaluations' threads: worker-pool.ts) and may be
-   * cut short through this cell. On a SharedArrayBuffer, one Int32 that the scheduler and the worker both change with
-   * compare-and-swap: the worker claims it (YIELD_NONE → YIELD_STARTED) as the task begins;
-   * the scheduler asks (→ YIELD_ASKED) when an early evaluation of the shard is asked for. Asked
-   * before the claim, the task touches nothing and the scheduler gives the shard to the early
-   * evaluation at once (a routine thread may still be loading, or busy with another tenant);
-   * asked after it, the worker stops at its next pause point and returns what it has judged
-   * (`yielded`), so an early evaluation never waits for a whole cycle task.
+   * cut short through this cell. On a SharedArrayBuffer, one Int32 that the scheduler and the
+   * worker both change with compare-and-swap: the worker claims it (YIELD_NONE → YIELD_STARTED)
+   * as the task begins; the scheduler asks (→ YIELD_ASKED) when an early evaluation of the
+   * shard is asked for. Asked before the claim, the task touches nothing and the scheduler
+   * gives the shard to the early evaluation at once (a routine thread may still be loading, or
+   * busy with another tenant); asked after it, the worker stops at its next pause point and
+   * returns what it has judged (`yielded`), so an early evaluation never waits for a whole
+   * cycle task.
    */
   yieldCell?: Int32Array;
 }
