@@ -53,7 +53,11 @@
  *   second and the default 5 s evaluation cycle evaluates them all. The first such run is
  *   shown apart ("cold"): it holds the JIT warm-up of the code that only the first outcomes,
  *   cycles and scrapes run (in the pool, the render thread and V8's compiler threads), as the
- *   route runs have their unreported warm-up. A disturbed scrape + cycle run gets no ratio.
+ *   route runs have their unreported warm-up. A disturbed scrape + cycle run gets no ratio,
+ *   nor does one taken while the machine was slower than beside the quiet runs: bare uWS is
+ *   measured for a slice before and after each of these runs, and a run whose slower
+ *   neighbour took more than SLOW_CEILING_FACTOR × the quiet runs' median CPU per request is
+ *   refused (lib/same-run.ts, slowdownBeside).
  * - Memory: the service's RSS at rest after loading and right after its full-speed runs.
  *
  *   npm run bench [-- --no-keys] [-- --profile] [-- --calibrate]
@@ -78,7 +82,7 @@ import { GENERATOR_HELD_SHARE, measuredSlice, SLICE_ATTEMPTS, type Slice } from 
 import { DIST, startChild, type Child } from './lib/processes.js';
 import { apiKeysFor, outcomeRequests, routeRequests, sampleRules, type BenchRequest } from './lib/requests.js';
 import { median } from './lib/scenario-metrics.js';
-import { GENERATOR_BOUND_CORE, SLOW_CEILING_FACTOR, sameRunRatios, sizeRatios } from './lib/same-run.js';
+import { GENERATOR_BOUND_CORE, SLOW_CEILING_FACTOR, sameRunRatios, sizeRatios, slowdownBeside } from './lib/same-run.js';
 import { scrapeEverySecond } from './lib/scrape-loop.js';
 import { ruleSet, seed } from './lib/seed.js';
 import { stopChildrenOnSignals, TurnTaking, wakeAndStop } from './lib/turn-taking.js';
@@ -233,6 +237,19 @@ const heldCell = (r: Run): number | string => (Number.isNaN(r.generatorWaitMsPer
 /** A run's slices taken again, and how many were still held after their last take. */
 const takenAgainCell = (r: Run): number | string => (r.slicesHeld > 0 ? `${r.slicesTakenAgain} (${r.slicesHeld} still held)` : r.slicesTakenAgain);
 
+/**
+ * What a run cost the server and the generator: the server's CPU per request (all its threads)
+ * with the kernel's part, wrk's wake-ups per request and its share of its core. Beside a p99
+ * they tell a host's slow phase (bare-like costs, more wake-ups, wrk idle) from work of the
+ * service's own (its CPU per request up).
+ */
+const costCells = (r: Run) => ({
+  'server µs/req': r2(r.serverUsPerReq),
+  'of which kernel': r2(r.serverKernelUsPerReq),
+  'wrk wake-ups/req': Number.isNaN(r.generatorWakeUpsPerReq) ? '' : r3(r.generatorWakeUpsPerReq),
+  'wrk core': r2(r.generatorCore),
+});
+
 const runRow = (r: Run) => ({
   rules: r.rules,
   round: r.round,
@@ -241,10 +258,7 @@ const runRow = (r: Run) => ({
   'p50 ms': r2(r.p50Ms),
   'p99 ms': r2(r.p99Ms),
   slices: r.slices,
-  'server µs/req': r2(r.serverUsPerReq),
-  'of which kernel': r2(r.serverKernelUsPerReq),
-  'wrk wake-ups/req': Number.isNaN(r.generatorWakeUpsPerReq) ? '' : r3(r.generatorWakeUpsPerReq),
-  'wrk core': r2(r.generatorCore),
+  ...costCells(r),
   'wrk held ms/s': heldCell(r),
   'slices taken again': takenAgainCell(r),
   'others cores': r2(r.othersCores),
@@ -304,13 +318,20 @@ async function main(): Promise<void> {
     await runWrk({ url: svc.url, requests: routeReqs, durationS: 2, connections: CONNECTIONS, cpus: GENERATOR_CPU });
 
     const quietP99: number[] = [];
+    // The machine's speed beside the quiet runs and each scrape + cycle run: bare uWS's CPU per
+    // request in a slice before and after each (slowdownBeside says why).
+    const ceilingCost = async (): Promise<number> => pooled('ceiling', size, 0, [await slice('ceiling', bare, bare.url, routeReqs, SLICE_S)]).serverUsPerReq;
+    const ceilingBesideQuiet: number[] = [];
     if (size === CYCLE_RULES) {
+      ceilingBesideQuiet.push(await ceilingCost());
       for (let i = 1; i <= 3; i++) {
         // A quiet run that other processes or the hypervisor disturbed is taken again (it would
         // raise the quiet p99 the scrape + cycle runs are divided by, flattering them).
         for (let attempt = 1; ; attempt++) {
           const q = await measure('route', svc, svc.url, routeReqs, size, -i, DURATION_S);
-          cycleRows.push({ rules: size, phase: 'quiet (no outcomes, no scrape)', ...pick(q), disturbed: q.disturbed ? 'yes' : '' });
+          const after = await ceilingCost();
+          ceilingBesideQuiet.push(after);
+          cycleRows.push({ rules: size, phase: 'quiet (no outcomes, no scrape)', ...pick(q), 'bare µs/req after': r2(after), disturbed: q.disturbed ? 'yes' : '' });
           if (!q.disturbed) quietP99.push(q.p99Ms);
           if (!q.disturbed || attempt >= MAX_ATTEMPTS) break;
         }
@@ -344,6 +365,7 @@ async function main(): Promise<void> {
       // Every rule of every tenant gets outcomes, so each cycle evaluates them all.
       await turns.only(svc, live); // the last slice may have been another server's
       await runWrk({ url: svc.url, requests: keysMode ? outcomeRequests(rules, tenantsN) : outcomeRequests(rules, 1).map((q) => ({ ...q, headers: {} })), durationS: 3, connections: CONNECTIONS, cpus: GENERATOR_CPU });
+      let before = await ceilingCost();
       for (let i = 0; i <= 3; i++) {
         let stop = false;
         const scraping = scrapeEverySecond(svc.url, () => stop);
@@ -352,10 +374,21 @@ async function main(): Promise<void> {
         const q = await measure('route', svc, svc.url, routeReqs, size, -10 - i, Math.max(DURATION_S, 6), i === 0 ? 1 : SLICE_ATTEMPTS);
         stop = true;
         const { scrapes, cpuMsPerScrape } = await scraping;
+        const after = await ceilingCost();
+        const slowdown = slowdownBeside([before, after], ceilingBesideQuiet);
+        before = after;
         const phase = `scrape every 1 s (${scrapes}) + 5 s evaluation cycle${i === 0 ? ' (cold: the first run)' : ''}`;
-        // No ratio for a disturbed run (retried neither for other processes' CPU nor, the cold one, for wrk's wait), nor without an undisturbed quiet run.
-        const ratio = q.disturbed ? 'refused: disturbed' : quietP99.length === 0 ? 'refused: every quiet run disturbed' : r2(q.p99Ms / median(quietP99)!);
-        cycleRows.push({ rules: size, phase, ...pick(q), disturbed: q.disturbed ? 'yes' : '', 'p99 / quiet median': ratio, 'scraper ms/scrape': r2(cpuMsPerScrape) });
+        // No ratio for a disturbed run (retried neither for other processes' CPU nor, the cold
+        // one, for wrk's wait), nor without an undisturbed quiet run, nor for one taken while the
+        // machine ran slower than beside the quiet runs (as a round whose ceiling ran slowed).
+        const ratio = q.disturbed
+          ? 'refused: disturbed'
+          : quietP99.length === 0
+            ? 'refused: every quiet run disturbed'
+            : slowdown > SLOW_CEILING_FACTOR
+              ? `refused: the machine slowed (bare uWS at ${r2(slowdown)}× its CPU per request beside the quiet runs)`
+              : r2(q.p99Ms / median(quietP99)!);
+        cycleRows.push({ rules: size, phase, ...pick(q), 'bare µs/req after': r2(after), 'machine × quiet': Number.isNaN(slowdown) ? '' : r2(slowdown), disturbed: q.disturbed ? 'yes' : '', 'p99 / quiet median': ratio, 'scraper ms/scrape': r2(cpuMsPerScrape) });
       }
     }
 
@@ -453,6 +486,7 @@ function pick(r: Run): Record<string, number | string> {
     'req/s': Math.round(r.rps),
     'p50 ms': r2(r.p50Ms),
     'p99 ms': r2(r.p99Ms),
+    ...costCells(r),
     'wrk held ms/s': heldCell(r),
     'taken again': takenAgainCell(r),
     'others cores': r2(r.othersCores),

@@ -135,3 +135,19 @@ export function sameRunRatios(rounds: readonly Round[], connections: number): Sa
 export function sizeRatios(rounds: readonly { route: RunFigures; reference: RunFigures }[]): number[] {
   return rounds.filter((r) => !r.route.disturbed && !r.reference.disturbed).map((r) => r.route.rps / r.reference.rps);
 }
+
+/**
+ * How much slower the machine was around a scrape + cycle run than around the quiet runs it is
+ * divided by: the larger of the bare server's CPU per request just before and just after the
+ * run, over the median of those measured beside the quiet runs. Those runs are minutes apart
+ * (the rounds lie between them), and this host's speed moves in phases of minutes: a route
+ * p99 taken in a slow phase and divided by one taken in a fast phase measured the host, not
+ * the scrapes and cycles. Above SLOW_CEILING_FACTOR the figure is refused, as a round whose
+ * ceiling ran slowed is. NaN when either side has no reading.
+ */
+export function slowdownBeside(aroundRun: readonly number[], aroundQuiet: readonly number[]): number {
+  const quiet = median(aroundQuiet.filter((us) => us > 0));
+  const around = aroundRun.filter((us) => us > 0);
+  if (quiet === null || around.length === 0) return Number.NaN;
+  return Math.max(...around) / quiet;
+}

@@ -4,7 +4,7 @@ import { mostOthers, othersByProcess, othersCpuS, stealFromProcStat, type Proces
 import { GC_FUNCTION } from '../../bench/lib/http-instructions.js';
 import { table } from '../../bench/lib/load.js';
 import { wakeUpsFromProcInterrupts } from '../../bench/lib/interrupts.js';
-import { loopShare, sameRunRatios, sizeRatios } from '../../bench/lib/same-run.js';
+import { loopShare, sameRunRatios, sizeRatios, SLOW_CEILING_FACTOR, slowdownBeside } from '../../bench/lib/same-run.js';
 
 const run = (rps: number, p99Ms: number, disturbed = false, serverUsPerReq = 10, generatorCore = 0.8, p50Ms = p99Ms / 2) => ({ rps, p50Ms, p99Ms, disturbed, serverUsPerReq, generatorCore });
 
@@ -64,6 +64,23 @@ describe('same-run ratios', () => {
     expect(sameRunRatios(rounds, 32).ceilingLoopShare[0]).toBeCloseTo(1.1, 9);
     // A refused round gives no share either.
     expect(sameRunRatios([{ ...rounds[0], ceiling: { ...rounds[0].ceiling, disturbed: true } }], 64).ceilingLoopShare).toEqual([]);
+  });
+
+  it('says how much slower the machine was around a scrape + cycle run than around the quiet runs', () => {
+    // Bare uWS at 11-13 µs an answer beside the quiet runs (median 12): a run bracketed by 12
+    // and 13.2 µs ran on a machine 1.1× slower, one bracketed by 12 and 18 (a slow phase that
+    // began during the run) on one 1.5× slower: the slower neighbour counts.
+    const quiet = [11, 12, 13, 12];
+    expect(slowdownBeside([12, 13.2], quiet)).toBeCloseTo(1.1, 9);
+    expect(slowdownBeside([18, 12], quiet)).toBeCloseTo(1.5, 9);
+    expect(slowdownBeside([12, 13.2], quiet)).toBeLessThanOrEqual(SLOW_CEILING_FACTOR);
+    expect(slowdownBeside([18, 12], quiet)).toBeGreaterThan(SLOW_CEILING_FACTOR);
+    // A faster machine is no reason to refuse.
+    expect(slowdownBeside([9, 10], quiet)).toBeLessThan(1);
+    // No reading (a slice that answered nothing reads 0 or NaN) on either side: no figure.
+    expect(slowdownBeside([], quiet)).toBeNaN();
+    expect(slowdownBeside([12], [])).toBeNaN();
+    expect(slowdownBeside([0, 12], [0, 12])).toBeCloseTo(1, 9);
   });
 
   it('refuses a round whose ceiling run was disturbed', () => {
