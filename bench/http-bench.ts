@@ -82,7 +82,7 @@ import { GENERATOR_HELD_SHARE, measuredSlice, SLICE_ATTEMPTS, type Slice } from 
 import { DIST, startChild, type Child } from './lib/processes.js';
 import { apiKeysFor, outcomeRequests, routeRequests, sampleRules, type BenchRequest } from './lib/requests.js';
 import { median } from './lib/scenario-metrics.js';
-import { GENERATOR_BOUND_CORE, SLOW_CEILING_FACTOR, sameRunRatios, sizeRatios, slowdownBeside } from './lib/same-run.js';
+import { GENERATOR_BOUND_CORE, SLOW_CEILING_FACTOR, loopShare, sameRunRatios, sizeRatios, slowdownBeside } from './lib/same-run.js';
 import { scrapeEverySecond } from './lib/scrape-loop.js';
 import { ruleSet, seed } from './lib/seed.js';
 import { stopChildrenOnSignals, TurnTaking, wakeAndStop } from './lib/turn-taking.js';
@@ -486,6 +486,9 @@ function pick(r: Run): Record<string, number | string> {
     'req/s': Math.round(r.rps),
     'p50 ms': r2(r.p50Ms),
     'p99 ms': r2(r.p99Ms),
+    // The quiet value is flattered as bare's p99 is where the quiet route ran at wrk's pace (a
+    // share near 0.5: half of each connection's loop waits inside wrk, off its latency clock).
+    'p50 / loop': r3(loopShare(r, CONNECTIONS)),
     ...costCells(r),
     'wrk held ms/s': heldCell(r),
     'taken again': takenAgainCell(r),
