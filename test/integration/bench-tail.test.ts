@@ -78,14 +78,14 @@ describe('npm run bench:tail', () => {
       // for the 63 ahead of it, each spinning 300 µs, so its p50 is at least about 64 × 0.3 ms,
       // all of it on wrk's latency clock. Asserted on the p50 itself, not on p50 / loop: one
       // pause of the server on a busy machine lowers req/s (and so the share) without moving
-      // the median (CI saw 0.754 in one 1 s slice; a quiet machine reads 0.9-1.0).
+      // the median (CI saw 0.754 in one 1 s slice; a quiet machine reads near 1).
       expect(slowed['p50 ms'] as number).toBeGreaterThan(0.8 * 64 * 0.3);
       expect(slowed['p50 / loop'] as number).toBeLessThan(1.3);
       // The column is p50 over a connection's loop (64 / req/s), from the row's own figures.
       for (const r of rows) {
         const share = ((r['p50 ms'] as number) * (r['req/s'] as number)) / 1000 / 64;
         expect(r['p50 / loop'] as number).toBeGreaterThan(0);
-        expect(Math.abs((r['p50 / loop'] as number) - share)).toBeLessThanOrEqual(0.02 * share + 0.005) // p50 ms is rounded to 0.01;
+        expect(Math.abs((r['p50 / loop'] as number) - share)).toBeLessThanOrEqual(0.02 * share + 0.005); // p50 ms is rounded to 0.01
       }
       expect(route['µs/req'] as number).toBeGreaterThan(0);
       expect(outcome['µs/req'] as number).toBeGreaterThan(0);
