@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { processCpuS } from '../../bench/lib/cpu-usage.js';
+import { loopShare } from '../../bench/lib/same-run.js';
 import { startChild, type Child } from '../../bench/lib/processes.js';
 import { ensureDebianPackage } from '../helpers/debian-package.js';
 import { REPO_ROOT } from '../helpers/server.js';
@@ -57,8 +58,8 @@ describe('npm run bench:tail', () => {
     const file = /results: (.+\.json)/.exec(stdout)?.[1];
     expect(file, stdout).toBeDefined();
     try {
-      const { rows, settings } = JSON.parse(readFileSync(file!, 'utf8')) as { rows: Record<string, number | string>[]; settings: { spinsUs: number[]; outcomes: boolean } };
-      expect(settings).toMatchObject({ spinsUs: [300], outcomes: true });
+      const { rows, settings } = JSON.parse(readFileSync(file!, 'utf8')) as { rows: Record<string, number | string>[]; settings: { spinsUs: number[]; outcomes: boolean; connections: number } };
+      expect(settings).toMatchObject({ spinsUs: [300], outcomes: true, connections: 64 });
       expect(rows.map((r) => r.server)).toEqual(['route', 'outcome', 'bare', 'bare + 300 µs']);
       const [route, outcome, bare, slowed] = rows;
       for (const r of rows) {
@@ -83,7 +84,7 @@ describe('npm run bench:tail', () => {
       expect(slowed['p50 / loop'] as number).toBeLessThan(1.3);
       // The column is p50 over a connection's loop (64 / req/s), from the row's own figures.
       for (const r of rows) {
-        const share = ((r['p50 ms'] as number) * (r['req/s'] as number)) / 1000 / 64;
+        const share = loopShare({ p50Ms: r['p50 ms'] as number, rps: r['req/s'] as number }, settings.connections);
         expect(r['p50 / loop'] as number).toBeGreaterThan(0);
         expect(Math.abs((r['p50 / loop'] as number) - share)).toBeLessThanOrEqual(0.02 * share + 0.005); // p50 ms is rounded to 0.01
       }
