@@ -144,7 +144,19 @@ export function percentile(values: readonly (number | null)[], p: number): numbe
   return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-export const median = (values: readonly (number | null)[]): number | null => percentile(values, 50);
+/**
+ * The median: the middle value, or the mean of the two middle values of an even count (null
+ * counting as +Infinity, as in percentile). Not the nearest-rank p50, which takes the lower of
+ * the two: a benchmark whose rounds were partly refused has an even count now and then (2 or 4
+ * of 5), and the lower of two p99 ratios flattered the service where the lower of two
+ * throughput ratios was against it.
+ */
+export function median(values: readonly (number | null)[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = values.map((v) => v ?? Infinity).sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
 
 export function mean(values: readonly number[]): number {
   return values.length === 0 ? NaN : values.reduce((a, b) => a + b, 0) / values.length;

@@ -13,11 +13,17 @@ describe('scenario benchmark metrics', () => {
     expect(crossing(() => 1, 0.5, 1000)).toBe(0);
   });
 
-  it('takes nearest-rank percentiles and counts "never" as worse than any time', () => {
+  it('takes nearest-rank percentiles and true medians, and counts "never" as worse than any time', () => {
     expect(median([3, 1, 2])).toBe(2);
     expect(percentile([5, 1, 4, 2, 3], 95)).toBe(5);
     expect(percentile([1, null, 2], 95)).toBe(Infinity);
     expect(median([1, null, 2])).toBe(2);
+    // An even count: the mean of the two middle values, not the lower one (nearest rank).
+    expect(median([0.898, 1.017])).toBeCloseTo(0.9575, 10);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(percentile([4, 1, 3, 2], 50)).toBe(2);
+    expect(median([1, null])).toBe(Infinity);
+    expect(median([])).toBeNull();
     expect(percentile([], 50)).toBeNull();
     expect(sec(Infinity)).toBe('never');
     expect(sec(null)).toBe('-');
