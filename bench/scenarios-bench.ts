@@ -21,7 +21,8 @@
  * over at least an hour per seed; every other scenario runs as defined (never weakened).
  *
  * Seeds 1..N drive arrivals, outcomes and route draws. Percentiles are nearest-rank over
- * seeds (p95 of 5 seeds is the worst); a seed that never left the primary counts as "never".
+ * seeds (p95 of 5 seeds is the worst), the p50 columns medians (of an even count of seeds, the
+ * mean of the two middle ones); a seed that never left the primary counts as "never".
  * Output: tables on the terminal, all runs and summaries as JSON under bench/results/.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';

@@ -140,8 +140,13 @@ function recoveredAfter(ts: ReadonlyArray<{ t: number; tr: Transition }>, endMs:
  */
 export function percentile(values: readonly (number | null)[], p: number): number | null {
   if (values.length === 0) return null;
-  const sorted = values.map((v) => v ?? Infinity).sort((a, b) => a - b);
+  const sorted = ascendingNeverLast(values);
   return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/** The values in ascending order, null ("never") as +Infinity. */
+function ascendingNeverLast(values: readonly (number | null)[]): number[] {
+  return values.map((v) => v ?? Infinity).sort((a, b) => a - b);
 }
 
 /**
@@ -153,7 +158,7 @@ export function percentile(values: readonly (number | null)[], p: number): numbe
  */
 export function median(values: readonly (number | null)[]): number | null {
   if (values.length === 0) return null;
-  const sorted = values.map((v) => v ?? Infinity).sort((a, b) => a - b);
+  const sorted = ascendingNeverLast(values);
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
